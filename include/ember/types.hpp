@@ -1,0 +1,43 @@
+// ember/types.hpp: small value types shared by the public API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ember {
+
+/// A token id: an index into the model's vocabulary, 0 <= id < Model::n_vocab().
+using Token = std::int32_t;
+
+/// Options for Model::load.
+struct ModelOptions {
+    /// Worker threads used by sessions that do not set their own (0: all hardware threads).
+    int threads = 0;
+};
+
+/// Options for Model::tokenize.
+struct TokenizeOptions {
+    /// Prepend the BOS token (when the vocabulary has one).
+    bool add_bos = true;
+    /// Match control and user-defined tokens written in the text (e.g. "<|im_start|>") as whole
+    /// tokens. When false they are tokenized as plain text.
+    bool parse_special = false;
+};
+
+/// What a model is, read from its GGUF metadata.
+struct ModelInfo {
+    std::string name;          ///< general.name, or the file name.
+    std::string architecture;  ///< general.architecture, e.g. "llama".
+    std::int64_t n_vocab = 0;        ///< Tokens in the vocabulary.
+    std::int64_t n_ctx_train = 0;    ///< Context length the model was trained with.
+    std::int64_t n_embd = 0;         ///< Width of the residual stream.
+    std::int64_t n_layer = 0;        ///< Transformer blocks.
+    std::int64_t n_head = 0;         ///< Query heads.
+    std::int64_t n_head_kv = 0;      ///< Key/value heads (grouped-query attention when < n_head).
+    std::int64_t n_ff = 0;           ///< Feed-forward width.
+    std::int64_t n_params = 0;       ///< Parameters in all weight tensors.
+    std::int64_t weight_bytes = 0;   ///< Bytes of all weight tensors as stored in the file.
+    std::string file_type;           ///< Dominant weight type, e.g. "F32", "Q4_0".
+};
+
+}  // namespace ember

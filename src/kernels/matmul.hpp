@@ -1,0 +1,51 @@
+// Matrix multiplication of GGUF weights with float activations: the hot path of every forward
+// pass. Decode (n_tokens == 1) streams each weight row once; prefill reuses weight tiles across
+// many activation rows. Activations are quantized once per call into caller-provided scratch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "gguf/gguf_file.hpp"
+
+namespace ember::kernels {
+
+/// A weight matrix prepared for matmul: n_rows rows of n_cols elements (GGUF ne[1] rows of
+/// ne[0] columns). Holds a view of the mapped bytes, or a repacked copy that replaces them.
+class WeightMatrix {
+public:
+    WeightMatrix() = default;
+    /// Throws ember::Error naming the tensor for a type matmul does not support.
+    static WeightMatrix prepare(const gguf::TensorInfo& tensor);
+
+    std::int64_t n_rows() const noexcept { return n_rows_; }
+    std::int64_t n_cols() const noexcept { return n_cols_; }
+    TensorType type() const noexcept { return type_; }
+    const std::uint8_t* data() const noexcept { return data_; }
+    std::size_t row_bytes() const noexcept { return row_bytes_; }
+    /// Bytes of weights one full pass reads (for bandwidth figures).
+    std::size_t bytes() const noexcept { return row_bytes_ * static_cast<std::size_t>(n_rows_); }
+
+private:
+    TensorType type_ = TensorType::F32;
+    std::int64_t n_rows_ = 0, n_cols_ = 0;
+    std::size_t row_bytes_ = 0;
+    const std::uint8_t* data_ = nullptr;
+    std::shared_ptr<const void> owned_;  // repacked storage, when any
+    friend struct WeightMatrixAccess;
+};
+
+/// Scratch bytes matmul() needs for `n_tokens` activation rows against `w`.
+std::size_t matmul_scratch_bytes(const WeightMatrix& w, std::int64_t n_tokens);
+
+/// y[t * ldy + r] = sum_c W[r][c] * x[t * n_cols + c], for t < n_tokens, r < n_rows.
+/// `scratch` holds at least matmul_scratch_bytes(w, n_tokens) bytes. Allocates nothing.
+void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float* y,
+            std::int64_t ldy, std::span<std::byte> scratch, int n_threads);
+
+/// Dequantizes row `row` of a tensor (any supported type) into n_cols floats.
+void dequantize_row(const gguf::TensorInfo& tensor, std::int64_t row, float* dst);
+
+}  // namespace ember::kernels
