@@ -25,6 +25,9 @@ struct SessionOptions {
     int threads = 0;
     /// Most tokens one forward pass takes during prefill (longer prompts run in chunks).
     int batch = 512;
+    /// Keep the logits of every token of the last prefill (for perplexity and scoring), not
+    /// only of the last one. Costs batch x n_vocab floats.
+    bool logits_all = false;
 };
 
 /// Timings of a session, from a monotonic clock.
@@ -69,6 +72,10 @@ public:
 
     /// Logits (one per vocabulary entry) after the last token processed; empty before any.
     std::span<const float> logits() const noexcept;
+
+    /// With SessionOptions::logits_all: logits after token `i` of the last prefill chunk
+    /// (0 <= i < its length, at most `batch`). Throws ember::Error otherwise.
+    std::span<const float> logits_at(int i) const;
 
     /// The tokens in the session, in order.
     const std::vector<Token>& tokens() const noexcept;

@@ -1,0 +1,164 @@
+#include "model/llama_forward.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/float_ops.hpp"
+#include "kernels/matmul.hpp"
+#include "runtime/fail.hpp"
+#include "runtime/parallel.hpp"
+
+namespace ember::model {
+namespace {
+
+std::size_t sz(std::int64_t n) { return static_cast<std::size_t>(n); }
+
+// cos/sin of every rotated pair for one position, as llama.cpp computes them: the angle starts
+// at `pos` and is multiplied by freq_base^(-2/n_rot) from one pair to the next (in float).
+void fill_rope_row(float* out, std::int64_t pos, std::int64_t n_rot, float freq_base,
+                   const std::vector<float>& freq_factors) {
+    const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
+    float theta = static_cast<float>(pos);
+    for (std::int64_t i = 0; i < n_rot / 2; ++i) {
+        const float t = freq_factors.empty() ? theta : theta / freq_factors[sz(i)];
+        out[2 * i] = std::cos(t);
+        out[2 * i + 1] = std::sin(t);
+        theta *= theta_scale;
+    }
+}
+
+// Rotates adjacent pairs of the first n_rot values of each head.
+void apply_rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,
+                const float* cs) {
+    for (std::int64_t h = 0; h < n_heads; ++h) {
+        float* v = x + h * head_dim;
+        for (std::int64_t i = 0; i < n_rot / 2; ++i) {
+            const float c = cs[2 * i], s = cs[2 * i + 1];
+            const float x0 = v[2 * i], x1 = v[2 * i + 1];
+            v[2 * i] = x0 * c - x1 * s;
+            v[2 * i + 1] = x0 * s + x1 * c;
+        }
+    }
+}
+
+}  // namespace
+
+ForwardScratch::ForwardScratch(const LlamaConfig& c, const LlamaWeights& w, std::int64_t n_batch,
+                               std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads)
+    : n_batch_(n_batch), n_ctx_(n_ctx), n_logit_rows_(n_logit_rows),
+      n_vocab_(w.output.n_rows()), n_threads_(std::max(n_threads, 1)) {
+    x_.resize(sz(n_batch * c.n_embd));
+    xn_.resize(sz(n_batch * std::max(c.n_embd, c.n_embd_q())));
+    q_.resize(sz(n_batch * std::max(c.n_embd, c.n_embd_q())));
+    k_.resize(sz(n_batch * c.n_embd_kv()));
+    v_.resize(sz(n_batch * c.n_embd_kv()));
+    gate_.resize(sz(n_batch * c.n_ff));
+    up_.resize(sz(n_batch * c.n_ff));
+    rope_.resize(sz(n_batch * c.n_rot));
+    scores_.resize(sz(n_threads_ * n_ctx));
+    out_rows_.resize(sz(n_logit_rows * c.n_embd));
+    logits_.resize(sz(n_logit_rows * n_vocab_));
+    std::size_t mm = 0;
+    for (const auto* m : w.matrices()) {
+        const std::int64_t rows = (m == &w.output) ? n_logit_rows : n_batch;
+        mm = std::max(mm, kernels::matmul_scratch_bytes(*m, rows));
+    }
+    matmul_.resize(mm);
+}
+
+bool LlamaForward::run(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
+                       ForwardScratch& s, int n_threads, const std::function<bool()>& cancel) const {
+    const auto n = static_cast<std::int64_t>(rows.size());
+    EMBER_ASSERT(n > 0 && n <= s.n_batch_);
+    n_threads = std::clamp(n_threads, 1, s.n_threads_);
+    const std::int64_t n_embd = c_.n_embd, n_q = c_.n_embd_q(), n_kv = c_.n_embd_kv();
+    std::int64_t n_out = 0;
+    for (const auto& r : rows) n_out += r.logits ? 1 : 0;
+    EMBER_ASSERT(n_out <= s.n_logit_rows_);
+
+    for (std::int64_t i = 0; i < n; ++i) {
+        kernels::dequantize_row(*w_.token_embd, rows[sz(i)].token, &s.x_[sz(i * n_embd)]);
+        fill_rope_row(&s.rope_[sz(i * c_.n_rot)], rows[sz(i)].pos, c_.n_rot, c_.rope_freq_base,
+                      w_.rope_freq_factors);
+    }
+
+    auto mm = [&](const kernels::WeightMatrix& m, const float* x, std::int64_t rows_n, float* y) {
+        kernels::matmul(m, x, rows_n, y, m.n_rows(), s.matmul_, n_threads);
+    };
+
+    for (std::int64_t il = 0; il < c_.n_layer; ++il) {
+        if (cancel && cancel()) return false;
+        const LayerWeights& l = w_.layers[sz(il)];
+
+        for (std::int64_t i = 0; i < n; ++i) {
+            kernels::rmsnorm(&s.xn_[sz(i * n_embd)], &s.x_[sz(i * n_embd)], l.attn_norm.data(),
+                             n_embd, c_.rms_eps);
+        }
+        mm(l.wq, s.xn_.data(), n, s.q_.data());
+        mm(l.wk, s.xn_.data(), n, s.k_.data());
+        mm(l.wv, s.xn_.data(), n, s.v_.data());
+        for (std::int64_t i = 0; i < n; ++i) {
+            const BatchRow& r = rows[sz(i)];
+            const float* cs = &s.rope_[sz(i * c_.n_rot)];
+            apply_rope(&s.q_[sz(i * n_q)], c_.n_head, c_.head_dim, c_.n_rot, cs);
+            apply_rope(&s.k_[sz(i * n_kv)], c_.n_head_kv, c_.head_dim, c_.n_rot, cs);
+            KvCache& cache = *caches[sz(r.seq)];
+            std::copy_n(&s.k_[sz(i * n_kv)], n_kv, cache.k(il, r.pos));
+            std::copy_n(&s.v_[sz(i * n_kv)], n_kv, cache.v(il, r.pos));
+        }
+        attention(rows, caches, il, s, n_threads);  // writes xn_ [n][n_q]
+        mm(l.wo, s.xn_.data(), n, s.q_.data());      // q_ reused as [n][n_embd] output
+        for (std::int64_t i = 0; i < n * n_embd; ++i) s.x_[sz(i)] += s.q_[sz(i)];
+
+        for (std::int64_t i = 0; i < n; ++i) {
+            kernels::rmsnorm(&s.xn_[sz(i * n_embd)], &s.x_[sz(i * n_embd)], l.ffn_norm.data(),
+                             n_embd, c_.rms_eps);
+        }
+        mm(l.w_gate, s.xn_.data(), n, s.gate_.data());
+        mm(l.w_up, s.xn_.data(), n, s.up_.data());
+        kernels::swiglu(s.gate_.data(), s.gate_.data(), s.up_.data(), n * c_.n_ff);
+        mm(l.w_down, s.gate_.data(), n, s.xn_.data());
+        for (std::int64_t i = 0; i < n * n_embd; ++i) s.x_[sz(i)] += s.xn_[sz(i)];
+    }
+
+    std::int64_t o = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (!rows[sz(i)].logits) continue;
+        kernels::rmsnorm(&s.out_rows_[sz(o * n_embd)], &s.x_[sz(i * n_embd)],
+                         w_.output_norm.data(), n_embd, c_.rms_eps);
+        ++o;
+    }
+    if (n_out > 0) mm(w_.output, s.out_rows_.data(), n_out, s.logits_.data());
+    return true;
+}
+
+void LlamaForward::attention(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
+                             std::int64_t layer, ForwardScratch& s, int n_threads) const {
+    const std::int64_t n = static_cast<std::int64_t>(rows.size());
+    const std::int64_t hd = c_.head_dim, n_q = c_.n_embd_q();
+    const std::int64_t group = c_.n_head / c_.n_head_kv;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    // One task per (row, head).
+    parallel_for(n * c_.n_head, n_threads, 1, [&](std::int64_t begin, std::int64_t end, int worker) {
+        float* scores = &s.scores_[sz(worker * s.n_ctx_)];
+        for (std::int64_t task = begin; task < end; ++task) {
+            const std::int64_t i = task / c_.n_head, h = task % c_.n_head;
+            const BatchRow& r = rows[sz(i)];
+            const KvCache& cache = *caches[sz(r.seq)];
+            const float* q = &s.q_[sz(i * n_q + h * hd)];
+            const std::int64_t kv_off = (h / group) * hd;
+            const std::int64_t n_pos = r.pos + 1;
+            for (std::int64_t t = 0; t < n_pos; ++t) {
+                scores[t] = kernels::dot(q, cache.k(layer, t) + kv_off, hd) * scale;
+            }
+            kernels::softmax(scores, n_pos);
+            float* out = &s.xn_[sz(i * n_q + h * hd)];
+            std::fill_n(out, hd, 0.0f);
+            for (std::int64_t t = 0; t < n_pos; ++t) {
+                kernels::axpy(out, scores[t], cache.v(layer, t) + kv_off, hd);
+            }
+        }
+    });
+}
+
+}  // namespace ember::model
