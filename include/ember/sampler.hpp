@@ -1,10 +1,32 @@
 // ember/sampler.hpp: turns logits into the next token.
 //
-// A Sampler is a chain of stages over a preallocated candidate array, applied in this default
-// order (as llama.cpp's default chain): penalties (repetition, frequency, presence over the last
-// `penalty_last_n` accepted tokens), logit bias, top-k, typical-p, top-p, min-p, temperature, then
-// a seeded draw. With temperature <= 0 the draw is greedy (the highest logit; ties go to the
-// lowest id). The same seed, options and logits give the same tokens on every run.
+// A Sampler is a chain of stages over a preallocated candidate array. The default order is
+// llama.cpp's default chain (common_sampler): logit bias, penalties (repetition, frequency,
+// presence over the last `penalty_last_n` accepted tokens), top-k, typical-p, top-p, min-p,
+// temperature, then a seeded draw from the softmax of what is left. SamplerOptions::order
+// replaces the stage order (the draw always comes last).
+//
+// With temperature <= 0 the draw is greedy: only the logit-bias and penalty stages run (in their
+// configured order), the filtering stages are skipped (none of them except typical-p can remove the
+// highest-logit token), nothing is sorted, and the token with the highest logit is taken (ties go
+// to the lowest id). The final distribution is then a point mass: last().probability is 1 and
+// last().entropy is 0.
+//
+// The same seed, options and logits give the same tokens on every run and every platform: the
+// RNG is xoshiro256** seeded through splitmix64, and the uniform draw is built from its bits.
+// sample() allocates nothing once the first call has sized its buffers for the vocabulary.
+//
+// Option ranges (the constructor throws ember::Error for NaN anywhere, and as noted):
+//   temperature  <= 0: greedy.
+//   top_k        <= 0: off; >= vocabulary: off.
+//   top_p        >= 1: off; <= 0: keeps only the most probable token (llama.cpp's behaviour).
+//   min_p        <= 0: off; >  1: keeps only the most probable token.
+//   typical_p    >= 1: off; <= 0: keeps only the most typical token.
+//   repeat_penalty must be > 0 (1: off), else ember::Error.
+//   penalty_last_n must be >= 0 (0: penalties off), else ember::Error.
+//   logit_bias   tokens must be >= 0 and biases must not be +INFINITY (-INFINITY bans a token);
+//                a token at or past the vocabulary size makes sample() throw ember::Error.
+// Every filtering stage keeps at least one candidate (llama.cpp's min_keep = 1).
 //
 // Thread safety: a Sampler is not shared; give each Session its own.
 #pragma once
@@ -27,8 +49,8 @@ struct SamplerOptions {
     float temperature = 0.8f;      ///< <= 0: greedy.
     int top_k = 40;                ///< <= 0: off.
     float top_p = 0.95f;           ///< >= 1: off.
-    float min_p = 0.05f;           ///< <= 0: off.
-    float typical_p = 1.0f;        ///< >= 1: off.
+    float min_p = 0.05f;           ///< <= 0: off. Keeps tokens with p >= min_p * p_max.
+    float typical_p = 1.0f;        ///< >= 1: off. Locally typical sampling.
     float repeat_penalty = 1.0f;   ///< 1: off. Divides positive logits, multiplies negative ones.
     float frequency_penalty = 0.0f;  ///< Subtracts count * this from a repeated token's logit.
     float presence_penalty = 0.0f;   ///< Subtracts this from any repeated token's logit.
@@ -36,7 +58,8 @@ struct SamplerOptions {
     std::uint64_t seed = 0xFFFFFFFFu;  ///< RNG seed; 0xFFFFFFFF picks a random seed.
     /// Added to the logit of a token before the other stages (e.g. -INFINITY bans it).
     std::vector<std::pair<Token, float>> logit_bias;
-    /// Stage order; empty means the default order above.
+    /// Stage order; empty means the default order above. A stage may be left out (it then does
+    /// not run) or repeated.
     std::vector<SamplerStage> order;
 };
 
@@ -47,10 +70,19 @@ struct SampleInfo {
     float entropy = 0.0f;      ///< Shannon entropy (nats) of the final distribution.
 };
 
+/// One entry of the candidate array: a token, its logit after the stages, and its probability in
+/// the final distribution.
+struct SampleCandidate {
+    Token token = -1;
+    float logit = 0.0f;
+    float probability = 0.0f;
+};
+
 class Sampler {
 public:
     /// A greedy sampler (temperature 0).
     Sampler();
+    /// Throws ember::Error for invalid options (see the ranges above).
     explicit Sampler(SamplerOptions options);
     ~Sampler();
     Sampler(Sampler&&) noexcept;
@@ -59,21 +91,35 @@ public:
     Sampler& operator=(const Sampler&) = delete;
 
     /// Picks the next token from `logits` (one float per vocabulary entry) and accepts it into the
-    /// penalty history. Allocates nothing once the first call has sized its buffers.
+    /// penalty history. Allocates nothing once the first call has sized its buffers. Throws
+    /// ember::Error for an empty span, a NaN logit, a logit_bias token outside the vocabulary, or
+    /// when every token has probability zero (all logits -INFINITY).
     Token sample(std::span<const float> logits);
 
     /// Adds a token to the penalty history without sampling (e.g. the prompt tokens).
+    /// Throws ember::Error for a negative token.
     void accept(Token token);
 
     /// Probability and entropy of the last sample() call.
     const SampleInfo& last() const noexcept;
 
-    /// Clears the penalty history and reseeds the RNG with the original seed.
+    /// The candidates the last sample() call drew from, with their final probabilities (summing
+    /// to 1), in the order the chain left them. Valid until the next sample() or reset().
+    std::span<const SampleCandidate> candidates() const noexcept;
+
+    /// Clears the penalty history and reseeds the RNG with the seed in use (seed()).
     void reset();
 
-    /// The RNG state, for saving and restoring a session exactly.
+    /// The seed in use: options().seed, or the random seed picked when that is 0xFFFFFFFF.
+    std::uint64_t seed() const noexcept;
+
+    /// The RNG state and the penalty history, as versioned little-endian bytes with a checksum,
+    /// for saving and restoring a session exactly.
     std::vector<std::uint8_t> save_state() const;
-    void restore_state(std::span<const std::uint8_t> bytes);  ///< Throws ember::Error if invalid.
+    /// Restores what save_state() wrote (from this or another sampler; a history longer than this
+    /// sampler's penalty_last_n keeps its newest tokens). Throws ember::Error if the bytes are
+    /// truncated, corrupt or from an unknown version; the sampler is unchanged then.
+    void restore_state(std::span<const std::uint8_t> bytes);
 
     const SamplerOptions& options() const noexcept;
 

@@ -1,0 +1,262 @@
+// ember::Sampler: option checks, buffers sized once per vocabulary, and the stage chain.
+#include "ember/sampler.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "runtime/fail.hpp"
+#include "sampling/penalty_history.hpp"
+#include "sampling/rng.hpp"
+#include "sampling/sampler_state.hpp"
+#include "sampling/stages.hpp"
+
+namespace ember {
+namespace {
+
+constexpr std::uint64_t kRandomSeed = 0xFFFFFFFFu;
+
+const std::vector<SamplerStage> kDefaultOrder = {
+    SamplerStage::logit_bias, SamplerStage::penalties, SamplerStage::top_k,
+    SamplerStage::typical_p,  SamplerStage::top_p,     SamplerStage::min_p,
+    SamplerStage::temperature,
+};
+
+std::uint64_t random_seed() {
+    std::uint64_t s = static_cast<std::uint64_t>(
+        std::chrono::high_resolution_clock::now().time_since_epoch().count());
+    try {
+        std::random_device rd;
+        s ^= (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+    } catch (...) {
+        // No entropy source: the clock alone will do for a "random" seed.
+    }
+    return s;
+}
+
+void check_not_nan(float v, const char* name) {
+    if (std::isnan(v)) fail(std::string("SamplerOptions: ") + name + " is NaN");
+}
+
+void validate(const SamplerOptions& o) {
+    check_not_nan(o.temperature, "temperature");
+    check_not_nan(o.top_p, "top_p");
+    check_not_nan(o.min_p, "min_p");
+    check_not_nan(o.typical_p, "typical_p");
+    check_not_nan(o.repeat_penalty, "repeat_penalty");
+    check_not_nan(o.frequency_penalty, "frequency_penalty");
+    check_not_nan(o.presence_penalty, "presence_penalty");
+    if (!(o.repeat_penalty > 0.0f) || std::isinf(o.repeat_penalty)) {
+        fail("SamplerOptions: repeat_penalty must be positive and finite, got " +
+             std::to_string(o.repeat_penalty));
+    }
+    if (o.penalty_last_n < 0) {
+        fail("SamplerOptions: penalty_last_n must be >= 0, got " +
+             std::to_string(o.penalty_last_n));
+    }
+    for (const auto& [token, bias] : o.logit_bias) {
+        if (token < 0) fail("SamplerOptions: logit_bias has negative token " + std::to_string(token));
+        if (std::isnan(bias) || bias == std::numeric_limits<float>::infinity()) {
+            fail("SamplerOptions: logit_bias for token " + std::to_string(token) +
+                 " must be a number below +INFINITY");
+        }
+    }
+}
+
+bool contains(const std::vector<SamplerStage>& order, SamplerStage stage) {
+    for (SamplerStage s : order) {
+        if (s == stage) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+struct Sampler::Impl {
+    SamplerOptions options;
+    std::vector<SamplerStage> order;
+    bool greedy = false;
+    bool penalties_on = false;
+    std::uint64_t seed = 0;
+    sampling::Rng rng;
+    sampling::PenaltyHistory history;
+    SampleInfo info;
+
+    // Sized for the vocabulary by the first sample() call.
+    std::size_t n_vocab = 0;
+    std::vector<SampleCandidate> candidates;
+    std::size_t n_candidates = 0;
+    std::vector<float> dense_bias;
+    std::vector<std::int32_t> counts;
+    std::vector<sampling::TypicalScratch::Scored> typical_scored;
+    std::vector<SampleCandidate> typical_reordered;
+
+    explicit Impl(SamplerOptions o)
+        : options(std::move(o)),
+          history(static_cast<std::size_t>(std::max(options.penalty_last_n, 0))) {
+        validate(options);
+        order = options.order.empty() ? kDefaultOrder : options.order;
+        greedy = !(options.temperature > 0.0f);
+        penalties_on = options.penalty_last_n > 0 &&
+                       !(options.repeat_penalty == 1.0f && options.frequency_penalty == 0.0f &&
+                         options.presence_penalty == 0.0f) &&
+                       contains(order, SamplerStage::penalties);
+        seed = options.seed == kRandomSeed ? random_seed() : options.seed;
+        rng.reseed(seed);
+    }
+
+    void size_for(std::size_t n) {
+        for (const auto& [token, bias] : options.logit_bias) {
+            if (static_cast<std::size_t>(token) >= n) {
+                fail("Sampler::sample: logit_bias token " + std::to_string(token) +
+                     " is outside the vocabulary of " + std::to_string(n) + " tokens");
+            }
+        }
+        candidates.assign(n, SampleCandidate{});
+        n_candidates = 0;
+        dense_bias.clear();
+        if (!options.logit_bias.empty() && contains(order, SamplerStage::logit_bias)) {
+            dense_bias.assign(n, 0.0f);
+            for (const auto& [token, bias] : options.logit_bias) dense_bias[token] += bias;
+        }
+        counts.clear();
+        if (penalties_on) counts.assign(n, 0);
+        typical_scored.clear();
+        typical_reordered.clear();
+        if (!greedy && options.typical_p < 1.0f && contains(order, SamplerStage::typical_p)) {
+            typical_scored.resize(n);
+            typical_reordered.resize(n);
+        }
+        n_vocab = n;
+    }
+
+    void run_stage(SamplerStage stage, sampling::CandidateArray& cur) {
+        switch (stage) {
+            case SamplerStage::logit_bias:
+                sampling::apply_logit_bias(cur, options.logit_bias, dense_bias);
+                break;
+            case SamplerStage::penalties:
+                if (penalties_on) {
+                    sampling::apply_penalties(cur, history,
+                                              {options.repeat_penalty, options.frequency_penalty,
+                                               options.presence_penalty},
+                                              counts);
+                }
+                break;
+            case SamplerStage::top_k:
+                if (!greedy) sampling::apply_top_k(cur, options.top_k);
+                break;
+            case SamplerStage::typical_p:
+                if (!greedy) {
+                    sampling::apply_typical_p(cur, options.typical_p,
+                                              {typical_scored, typical_reordered});
+                }
+                break;
+            case SamplerStage::top_p:
+                if (!greedy) sampling::apply_top_p(cur, options.top_p);
+                break;
+            case SamplerStage::min_p:
+                if (!greedy) sampling::apply_min_p(cur, options.min_p);
+                break;
+            case SamplerStage::temperature:
+                if (!greedy) sampling::apply_temperature(cur, options.temperature);
+                break;
+        }
+    }
+
+    Token sample(std::span<const float> logits) {
+        if (logits.empty()) fail("Sampler::sample: empty logits");
+        if (logits.size() > static_cast<std::size_t>(std::numeric_limits<Token>::max())) {
+            fail("Sampler::sample: " + std::to_string(logits.size()) + " logits is too many");
+        }
+        if (logits.size() != n_vocab) size_for(logits.size());
+
+        constexpr float kInf = std::numeric_limits<float>::infinity();
+        for (std::size_t i = 0; i < n_vocab; ++i) {
+            const float v = logits[i];
+            if (std::isnan(v) || v == kInf) {
+                fail("Sampler::sample: logit of token " + std::to_string(i) + " is " +
+                     (std::isnan(v) ? "NaN" : "+INFINITY"));
+            }
+            candidates[i] = {static_cast<Token>(i), v, 0.0f};
+        }
+        sampling::CandidateArray cur{candidates.data(), n_vocab, false, true};
+        for (SamplerStage stage : order) run_stage(stage, cur);
+
+        std::size_t chosen = sampling::argmax(cur);
+        if (cur.data[chosen].logit == -kInf) {
+            fail("Sampler::sample: every token has probability zero (all logits are -INFINITY)");
+        }
+        if (greedy) {
+            cur.data[0] = cur.data[chosen];
+            cur.data[0].probability = 1.0f;
+            cur.size = 1;
+            chosen = 0;
+            info = {cur.data[0].token, 1.0f, 0.0f};
+        } else {
+            sampling::softmax(cur);
+            chosen = sampling::draw(cur, rng.uniform());
+            info = {cur.data[chosen].token, cur.data[chosen].probability, sampling::entropy(cur)};
+        }
+        n_candidates = cur.size;
+        history.push(info.token);
+        return info.token;
+    }
+};
+
+namespace {
+SamplerOptions greedy_options() {
+    SamplerOptions o;
+    o.temperature = 0.0f;
+    return o;
+}
+}  // namespace
+
+Sampler::Sampler() : Sampler(greedy_options()) {}
+Sampler::Sampler(SamplerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Sampler::~Sampler() = default;
+Sampler::Sampler(Sampler&&) noexcept = default;
+Sampler& Sampler::operator=(Sampler&&) noexcept = default;
+
+Token Sampler::sample(std::span<const float> logits) { return impl_->sample(logits); }
+
+void Sampler::accept(Token token) {
+    if (token < 0) fail("Sampler::accept: negative token " + std::to_string(token));
+    impl_->history.push(token);
+}
+
+const SampleInfo& Sampler::last() const noexcept { return impl_->info; }
+
+std::span<const SampleCandidate> Sampler::candidates() const noexcept {
+    return {impl_->candidates.data(), impl_->n_candidates};
+}
+
+void Sampler::reset() {
+    impl_->history.clear();
+    impl_->rng.reseed(impl_->seed);
+    impl_->info = {};
+    impl_->n_candidates = 0;
+}
+
+std::uint64_t Sampler::seed() const noexcept { return impl_->seed; }
+
+std::vector<std::uint8_t> Sampler::save_state() const {
+    return sampling::encode_state(impl_->seed, impl_->rng.state(), impl_->history);
+}
+
+void Sampler::restore_state(std::span<const std::uint8_t> bytes) {
+    const sampling::DecodedState state = sampling::decode_state(bytes);  // throws; nothing changed
+    impl_->seed = state.seed;
+    impl_->rng.set_state(state.rng);
+    impl_->history.clear();
+    const std::size_t keep = std::min(state.history.size(), impl_->history.capacity());
+    for (std::size_t i = state.history.size() - keep; i < state.history.size(); ++i) {
+        impl_->history.push(state.history[i]);
+    }
+}
+
+const SamplerOptions& Sampler::options() const noexcept { return impl_->options; }
+
+}  // namespace ember
