@@ -9,6 +9,7 @@
 #include <span>
 
 #include "gguf/gguf_file.hpp"
+#include "kernels/type_kernels.hpp"
 
 namespace ember::kernels {
 
@@ -44,6 +45,9 @@ std::size_t matmul_scratch_bytes(const WeightMatrix& w, std::int64_t n_tokens);
 /// `scratch` holds at least matmul_scratch_bytes(w, n_tokens) bytes. Allocates nothing.
 void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float* y,
             std::int64_t ldy, std::span<std::byte> scratch, int n_threads);
+/// Same on a given ISA's kernels (tests and benchmarks; `isa` must be available).
+void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float* y,
+            std::int64_t ldy, std::span<std::byte> scratch, int n_threads, Isa isa);
 
 /// Dequantizes row `row` of a tensor (any supported type) into n_cols floats.
 void dequantize_row(const gguf::TensorInfo& tensor, std::int64_t row, float* dst);

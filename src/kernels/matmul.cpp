@@ -1,0 +1,138 @@
+#include "kernels/matmul.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/dispatch.hpp"
+#include "runtime/fail.hpp"
+#include "runtime/parallel.hpp"
+
+namespace ember::kernels {
+
+struct WeightMatrixAccess {
+    static WeightMatrix make(const gguf::TensorInfo& t, std::size_t row_bytes) {
+        WeightMatrix w;
+        w.type_ = t.type;
+        w.n_rows_ = t.n_rows();
+        w.n_cols_ = t.ne[0];
+        w.row_bytes_ = row_bytes;
+        w.data_ = t.data;
+        return w;
+    }
+};
+
+namespace {
+
+constexpr std::size_t kScratchAlign = 64;
+constexpr std::int64_t kRowGrain = 16;     // weight rows per scheduling unit
+constexpr std::int64_t kTokenBlock = 64;   // activation rows kept hot while a row block is swept
+
+std::size_t row_bytes_of(TensorType type, std::int64_t n_cols) {
+    const auto traits = tensor_type_traits(static_cast<std::uint32_t>(type));
+    return static_cast<std::size_t>(n_cols / traits->block_size * traits->block_bytes);
+}
+
+const TypeKernels& kernels_for(const WeightMatrix& w, Isa isa) {
+    const TypeKernels* k = type_kernels(w.type(), isa);
+    if (k == nullptr) fail("matmul: no kernels for type " + std::string(tensor_type_name(w.type())));
+    return *k;
+}
+
+std::string tensor_label(const gguf::TensorInfo& t) {
+    return "tensor '" + std::string(t.name) + "' (" + std::string(tensor_type_name(t.type)) +
+           ", info at byte " + std::to_string(t.info_offset) + ")";
+}
+
+}  // namespace
+
+WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor) {
+    const TypeKernels* k = type_kernels(tensor.type, Isa::scalar);
+    if (k == nullptr) fail(tensor_label(tensor) + ": type not supported by matmul");
+    const auto traits = tensor_type_traits(static_cast<std::uint32_t>(tensor.type));
+    if (tensor.ne[0] <= 0 || tensor.ne[0] % traits->block_size != 0) {
+        fail(tensor_label(tensor) + ": row length " + std::to_string(tensor.ne[0]) +
+             " is not a multiple of the block size " + std::to_string(traits->block_size));
+    }
+    if (tensor.data == nullptr && tensor.n_rows() > 0) fail(tensor_label(tensor) + ": no data");
+    const std::size_t row_bytes = row_bytes_of(tensor.type, tensor.ne[0]);
+    if (tensor.n_bytes != 0 && tensor.n_bytes < row_bytes * static_cast<std::size_t>(tensor.n_rows())) {
+        fail(tensor_label(tensor) + ": holds " + std::to_string(tensor.n_bytes) + " bytes, less than " +
+             std::to_string(tensor.n_rows()) + " rows of " + std::to_string(row_bytes));
+    }
+    return WeightMatrixAccess::make(tensor, row_bytes);
+}
+
+std::size_t matmul_scratch_bytes(const WeightMatrix& w, std::int64_t n_tokens) {
+    if (n_tokens <= 0 || w.n_cols() == 0) return 0;
+    const TypeKernels& k = kernels_for(w, Isa::scalar);
+    const std::size_t a_row = row_bytes_of(k.act_type, w.n_cols());
+    const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    return a_stride * static_cast<std::size_t>(n_tokens) + kScratchAlign;
+}
+
+void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float* y,
+            std::int64_t ldy, std::span<std::byte> scratch, int n_threads) {
+    matmul(w, x, n_tokens, y, ldy, scratch, n_threads, active_isa());
+}
+
+void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float* y,
+            std::int64_t ldy, std::span<std::byte> scratch, int n_threads, Isa isa) {
+    if (n_tokens <= 0 || w.n_rows() <= 0) return;
+    const TypeKernels& k = kernels_for(w, isa);
+    const std::int64_t n = w.n_cols();
+    if (n == 0) {
+        for (std::int64_t t = 0; t < n_tokens; ++t) std::fill_n(y + t * ldy, w.n_rows(), 0.0f);
+        return;
+    }
+    EMBER_ASSERT(scratch.size() >= matmul_scratch_bytes(w, n_tokens));
+    const std::size_t a_row = row_bytes_of(k.act_type, n);
+    const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    auto base = reinterpret_cast<std::uintptr_t>(scratch.data());
+    auto* act = reinterpret_cast<std::uint8_t*>((base + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
+
+    // 1. Activations into the weight type's partner format.
+    parallel_for(n_tokens, n_threads, 1, [&](std::int64_t t0, std::int64_t t1, int) {
+        for (std::int64_t t = t0; t < t1; ++t) k.quantize_act(x + t * n, act + t * a_stride, n);
+    });
+
+    // 2. Rows split over threads; each thread sweeps its rows against token blocks, so a row
+    //    block stays in cache while every token uses it (decode: each row streamed once).
+    const std::uint8_t* wd = w.data();
+    const std::size_t w_stride = w.row_bytes();
+    const std::int64_t grain = n_tokens == 1 ? kRowGrain : 4;
+    parallel_for(w.n_rows(), n_threads, grain, [&](std::int64_t r0, std::int64_t r1, int) {
+        for (std::int64_t rb = r0; rb < r1; rb += kRowGrain) {
+            const std::int64_t re = std::min(r1, rb + kRowGrain);
+            for (std::int64_t tb = 0; tb < n_tokens; tb += kTokenBlock) {
+                const std::int64_t te = std::min(n_tokens, tb + kTokenBlock);
+                if (k.tile != nullptr) {
+                    k.tile(n, wd + rb * w_stride, w_stride, re - rb, act + tb * a_stride, a_stride,
+                           te - tb, y + tb * ldy + rb, ldy);
+                    continue;
+                }
+                for (std::int64_t t = tb; t < te; ++t) {
+                    for (std::int64_t r = rb; r < re; ++r) {
+                        y[t * ldy + r] = k.vec_dot(n, wd + r * w_stride, act + t * a_stride);
+                    }
+                }
+            }
+        }
+    });
+}
+
+void dequantize_row(const gguf::TensorInfo& tensor, std::int64_t row, float* dst) {
+    const TypeKernels* k = type_kernels(tensor.type, Isa::scalar);
+    if (k == nullptr) fail(tensor_label(tensor) + ": cannot dequantize this type");
+    if (row < 0 || row >= tensor.n_rows()) {
+        fail(tensor_label(tensor) + ": row " + std::to_string(row) + " out of range (" +
+             std::to_string(tensor.n_rows()) + " rows)");
+    }
+    const auto traits = tensor_type_traits(static_cast<std::uint32_t>(tensor.type));
+    if (tensor.ne[0] % traits->block_size != 0) {
+        fail(tensor_label(tensor) + ": row length is not a multiple of the block size");
+    }
+    const std::size_t row_bytes = row_bytes_of(tensor.type, tensor.ne[0]);
+    k->dequantize(tensor.data + static_cast<std::size_t>(row) * row_bytes, dst, tensor.ne[0]);
+}
+
+}  // namespace ember::kernels
