@@ -1,6 +1,7 @@
 // ember::Sampler: option checks, buffers sized once per vocabulary, and the stage chain.
 #include "ember/sampler.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -65,6 +66,22 @@ void validate(const SamplerOptions& o) {
     }
 }
 
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Throws for a NaN or +INFINITY logit (one branch-free pass; the search only on failure).
+void check_logits(std::span<const float> logits) {
+    bool bad = false;
+    for (float v : logits) bad |= !(v < kInf);
+    if (!bad) return;
+    for (std::size_t i = 0; i < logits.size(); ++i) {
+        const float v = logits[i];
+        if (!(v < kInf)) {
+            fail("Sampler::sample: logit of token " + std::to_string(i) + " is " +
+                 (std::isnan(v) ? "NaN" : "+INFINITY"));
+        }
+    }
+}
+
 bool contains(const std::vector<SamplerStage>& order, SamplerStage stage) {
     for (SamplerStage s : order) {
         if (s == stage) return true;
@@ -92,6 +109,7 @@ struct Sampler::Impl {
     std::vector<std::int32_t> counts;
     std::vector<sampling::TypicalScratch::Scored> typical_scored;
     std::vector<SampleCandidate> typical_reordered;
+    std::vector<float> greedy_logits;
 
     explicit Impl(SamplerOptions o)
         : options(std::move(o)),
@@ -114,15 +132,17 @@ struct Sampler::Impl {
                      " is outside the vocabulary of " + std::to_string(n) + " tokens");
             }
         }
-        candidates.assign(n, SampleCandidate{});
+        candidates.assign(greedy ? 1 : n, SampleCandidate{});
         n_candidates = 0;
         dense_bias.clear();
-        if (!options.logit_bias.empty() && contains(order, SamplerStage::logit_bias)) {
+        if (!greedy && !options.logit_bias.empty() && contains(order, SamplerStage::logit_bias)) {
             dense_bias.assign(n, 0.0f);
             for (const auto& [token, bias] : options.logit_bias) dense_bias[token] += bias;
         }
         counts.clear();
         if (penalties_on) counts.assign(n, 0);
+        greedy_logits.clear();
+        if (greedy) greedy_logits.resize(n);
         typical_scored.clear();
         typical_reordered.clear();
         if (!greedy && options.typical_p < 1.0f && contains(order, SamplerStage::typical_p)) {
@@ -132,6 +152,7 @@ struct Sampler::Impl {
         n_vocab = n;
     }
 
+    // One stage of the sampled (non-greedy) chain.
     void run_stage(SamplerStage stage, sampling::CandidateArray& cur) {
         switch (stage) {
             case SamplerStage::logit_bias:
@@ -146,22 +167,20 @@ struct Sampler::Impl {
                 }
                 break;
             case SamplerStage::top_k:
-                if (!greedy) sampling::apply_top_k(cur, options.top_k);
+                sampling::apply_top_k(cur, options.top_k);
                 break;
             case SamplerStage::typical_p:
-                if (!greedy) {
-                    sampling::apply_typical_p(cur, options.typical_p,
-                                              {typical_scored, typical_reordered});
-                }
+                sampling::apply_typical_p(cur, options.typical_p,
+                                          {typical_scored, typical_reordered});
                 break;
             case SamplerStage::top_p:
-                if (!greedy) sampling::apply_top_p(cur, options.top_p);
+                sampling::apply_top_p(cur, options.top_p);
                 break;
             case SamplerStage::min_p:
-                if (!greedy) sampling::apply_min_p(cur, options.min_p);
+                sampling::apply_min_p(cur, options.min_p);
                 break;
             case SamplerStage::temperature:
-                if (!greedy) sampling::apply_temperature(cur, options.temperature);
+                sampling::apply_temperature(cur, options.temperature);
                 break;
         }
     }
@@ -173,14 +192,10 @@ struct Sampler::Impl {
         }
         if (logits.size() != n_vocab) size_for(logits.size());
 
-        constexpr float kInf = std::numeric_limits<float>::infinity();
+        if (greedy) return sample_greedy(logits);
+        check_logits(logits);
         for (std::size_t i = 0; i < n_vocab; ++i) {
-            const float v = logits[i];
-            if (std::isnan(v) || v == kInf) {
-                fail("Sampler::sample: logit of token " + std::to_string(i) + " is " +
-                     (std::isnan(v) ? "NaN" : "+INFINITY"));
-            }
-            candidates[i] = {static_cast<Token>(i), v, 0.0f};
+            candidates[i] = {static_cast<Token>(i), logits[i], 0.0f};
         }
         sampling::CandidateArray cur{candidates.data(), n_vocab, false, true};
         for (SamplerStage stage : order) run_stage(stage, cur);
@@ -189,18 +204,43 @@ struct Sampler::Impl {
         if (cur.data[chosen].logit == -kInf) {
             fail("Sampler::sample: every token has probability zero (all logits are -INFINITY)");
         }
-        if (greedy) {
-            cur.data[0] = cur.data[chosen];
-            cur.data[0].probability = 1.0f;
-            cur.size = 1;
-            chosen = 0;
-            info = {cur.data[0].token, 1.0f, 0.0f};
-        } else {
-            sampling::softmax(cur);
-            chosen = sampling::draw(cur, rng.uniform());
-            info = {cur.data[chosen].token, cur.data[chosen].probability, sampling::entropy(cur)};
-        }
+        sampling::softmax(cur);
+        chosen = sampling::draw(cur, rng.uniform());
+        info = {cur.data[chosen].token, cur.data[chosen].probability, sampling::entropy(cur)};
         n_candidates = cur.size;
+        history.push(info.token);
+        return info.token;
+    }
+
+    // Greedy: bias and penalties on a dense copy of the logits, then one scan; nothing sorted.
+    Token sample_greedy(std::span<const float> logits) {
+        check_logits(logits);
+        float* g = greedy_logits.data();
+        std::copy(logits.begin(), logits.end(), g);
+        for (SamplerStage stage : order) {
+            if (stage == SamplerStage::logit_bias) {
+                for (const auto& [token, bias] : options.logit_bias) g[token] += bias;
+            } else if (stage == SamplerStage::penalties && penalties_on) {
+                sampling::apply_penalties(greedy_logits, history,
+                                          {options.repeat_penalty, options.frequency_penalty,
+                                           options.presence_penalty},
+                                          counts);
+            }
+        }
+        std::size_t best = 0;
+        float best_logit = g[0];
+        for (std::size_t i = 1; i < n_vocab; ++i) {
+            if (g[i] > best_logit) {  // strict: ties keep the lowest id
+                best = i;
+                best_logit = g[i];
+            }
+        }
+        if (best_logit == -kInf) {
+            fail("Sampler::sample: every token has probability zero (all logits are -INFINITY)");
+        }
+        candidates[0] = {static_cast<Token>(best), g[best], 1.0f};
+        n_candidates = 1;
+        info = {static_cast<Token>(best), 1.0f, 0.0f};
         history.push(info.token);
         return info.token;
     }

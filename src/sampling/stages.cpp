@@ -50,12 +50,7 @@ void apply_penalties(CandidateArray& cur, const PenaltyHistory& history, const P
         if (t < n_counts) ++counts[t];
     }
     const auto penalize = [&p](SampleCandidate& c, std::int32_t count) {
-        if (c.logit <= 0.0f) {
-            c.logit *= p.repeat;
-        } else {
-            c.logit /= p.repeat;
-        }
-        c.logit -= static_cast<float>(count) * p.frequency + p.presence;
+        c.logit = penalized(c.logit, count, p);
     };
     if (cur.identity) {
         // Each distinct history token once, straight to its slot; clearing its count as we go.
@@ -77,6 +72,25 @@ void apply_penalties(CandidateArray& cur, const PenaltyHistory& history, const P
         }
     }
     cur.sorted = false;
+}
+
+void apply_penalties(std::span<float> logits, const PenaltyHistory& history,
+                     const PenaltyParams& p, std::span<std::int32_t> counts) {
+    if (history.size() == 0 || (p.repeat == 1.0f && p.frequency == 0.0f && p.presence == 0.0f)) {
+        return;
+    }
+    const std::size_t n = std::min(counts.size(), logits.size());
+    for (std::size_t i = 0; i < history.size(); ++i) {
+        const auto t = static_cast<std::size_t>(history[i]);
+        if (t < n) ++counts[t];
+    }
+    for (std::size_t i = 0; i < history.size(); ++i) {
+        const auto t = static_cast<std::size_t>(history[i]);
+        if (t < n && counts[t] > 0) {
+            logits[t] = penalized(logits[t], counts[t], p);
+            counts[t] = 0;
+        }
+    }
 }
 
 void apply_top_k(CandidateArray& cur, int k) {

@@ -37,12 +37,22 @@ struct PenaltyParams {
     float presence = 0.0f;
 };
 
+/// A logit after llama.cpp's penalties for a token seen `count` > 0 times.
+inline float penalized(float logit, std::int32_t count, const PenaltyParams& p) noexcept {
+    logit = logit <= 0.0f ? logit * p.repeat : logit / p.repeat;
+    return logit - (static_cast<float>(count) * p.frequency + p.presence);
+}
+
 /// llama.cpp's penalties over the tokens in `history`: for a token seen `count` > 0 times, a
 /// logit <= 0 is multiplied by `repeat` and a positive one divided by it, then
 /// count * frequency + presence is subtracted. `counts` is zeroed scratch with one slot per
 /// vocabulary entry; it is left zeroed. History tokens outside `counts` are ignored.
 void apply_penalties(CandidateArray& cur, const PenaltyHistory& history, const PenaltyParams& p,
                      std::span<std::int32_t> counts);
+
+/// The same penalties on a dense array of logits indexed by token (the greedy path).
+void apply_penalties(std::span<float> logits, const PenaltyHistory& history,
+                     const PenaltyParams& p, std::span<std::int32_t> counts);
 
 /// Keeps the k highest-ranked candidates, sorted. k <= 0 or k >= size: no change.
 void apply_top_k(CandidateArray& cur, int k);

@@ -1,0 +1,52 @@
+// Timing of sample() on a 128k vocabulary (hidden: run with `test_sampler "[perf]"`).
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+
+#include "ember/sampler.hpp"
+#include "sampler_test_util.hpp"
+
+namespace {
+
+double microseconds_per_sample(const ember::SamplerOptions& options,
+                               const std::vector<float>& logits, int n) {
+    ember::Sampler sampler(options);
+    sampler.sample(logits);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) sampler.sample(logits);
+    const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+    return took.count() / n;
+}
+
+}  // namespace
+
+TEST_CASE("sample() timing on a 128k vocabulary", "[.][perf]") {
+    const auto logits = sampler_test::random_logits(131072, 99, 8.0f);
+    ember::SamplerOptions greedy;
+    greedy.temperature = 0.0f;
+    ember::SamplerOptions defaults;
+    defaults.seed = 1;
+    defaults.repeat_penalty = 1.1f;
+    ember::SamplerOptions top_p_only = defaults;
+    top_p_only.top_k = 0;
+    ember::SamplerOptions typical = defaults;
+    typical.top_k = 0;
+    typical.typical_p = 0.9f;
+ {  // baseline: one plain scan for the largest logit
+        const auto start = std::chrono::steady_clock::now();
+        std::size_t best = 0;
+        for (int r = 0; r < 50; ++r) {
+            for (std::size_t i = 1; i < logits.size(); ++i) {
+                if (logits[i] > logits[best]) best = i;
+            }
+        }
+        const std::chrono::duration<double, std::micro> took =
+            std::chrono::steady_clock::now() - start;
+        std::printf("plain max scan   %8.1f us (baseline, token %zu)\n", took.count() / 50, best);
+    }
+    std::printf("greedy           %8.1f us/sample\n", microseconds_per_sample(greedy, logits, 50));
+    std::printf("default chain    %8.1f us/sample\n", microseconds_per_sample(defaults, logits, 50));
+    std::printf("top-p, no top-k  %8.1f us/sample\n", microseconds_per_sample(top_p_only, logits, 20));
+    std::printf("typical, no top-k%8.1f us/sample\n", microseconds_per_sample(typical, logits, 10));
+    SUCCEED();
+}
