@@ -1,0 +1,47 @@
+// K-quant weight types Q4_K, Q5_K, Q6_K and their activation partner Q8_K: reference
+// quantizers (ggml's algorithms, so files match llama.cpp's), dequantizers and the dot products
+// per ISA. n is always the number of values, a multiple of kQK_K (256).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kquant_blocks.hpp"
+
+namespace ember::kernels {
+
+// --- Reference quantizers (deterministic; what model files are written with) ---------------
+void quantize_row_q4_k(const float* x, BlockQ4K* y, std::int64_t n);
+void quantize_row_q5_k(const float* x, BlockQ5K* y, std::int64_t n);
+void quantize_row_q6_k(const float* x, BlockQ6K* y, std::int64_t n);
+/// Activations: d = max/-127 of the signed value of largest magnitude, round to nearest.
+void quantize_row_q8_k(const float* x, BlockQ8K* y, std::int64_t n);
+
+// --- Dequantizers ---------------------------------------------------------------------------
+void dequantize_row_q4_k(const BlockQ4K* x, float* y, std::int64_t n);
+void dequantize_row_q5_k(const BlockQ5K* x, float* y, std::int64_t n);
+void dequantize_row_q6_k(const BlockQ6K* x, float* y, std::int64_t n);
+void dequantize_row_q8_k(const BlockQ8K* x, float* y, std::int64_t n);
+
+// --- Dot products: sum_i w[i] * a[i] for a weight row x and a Q8_K activation row y ---------
+// Signature of VecDotFn (x, y: block arrays at any alignment). Registered per ISA in
+// kquant_registry.cpp; the scalar ones are the oracle.
+float vec_dot_q4_k_q8_k_scalar(std::int64_t n, const void* x, const void* y);
+float vec_dot_q5_k_q8_k_scalar(std::int64_t n, const void* x, const void* y);
+float vec_dot_q6_k_q8_k_scalar(std::int64_t n, const void* x, const void* y);
+// AVX2 + FMA + F16C (Haswell).
+float vec_dot_q4_k_q8_k_avx2(std::int64_t n, const void* x, const void* y);
+float vec_dot_q5_k_q8_k_avx2(std::int64_t n, const void* x, const void* y);
+float vec_dot_q6_k_q8_k_avx2(std::int64_t n, const void* x, const void* y);
+// AVX2 + AVX-VNNI (vpdpwssd on ymm); registered for Isa::avx2 when the CPU has AVX-VNNI.
+float vec_dot_q4_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y);
+float vec_dot_q5_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y);
+float vec_dot_q6_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y);
+// AVX-512 F/BW/VL/DQ/VNNI.
+float vec_dot_q4_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
+float vec_dot_q5_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
+float vec_dot_q6_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
+
+/// Whether this CPU has AVX-VNNI (the VEX-encoded int8/int16 dot products) on top of AVX2.
+bool kquant_has_avxvnni() noexcept;
+
+}  // namespace ember::kernels

@@ -1,0 +1,171 @@
+// K-quant x Q8_K dot products: every ISA variant this CPU runs against the scalar twin, and the
+// scalar twin against a float reference (dequantized weights . dequantized activations).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "kernels/dispatch.hpp"
+#include "kernels/fp16.hpp"
+#include "kquant_test_util.hpp"
+
+using namespace kq_test;
+using ember::TensorType;
+
+namespace {
+
+// SIMD and scalar sum the same int32 superblock sums; only the float accumulation differs.
+constexpr double kIsaRelTol = 2e-6;
+// The scalar dot against double-precision sum of dequantized products, relative to the sum of
+// absolute products: float rounding of d*sc, d*sumi and the running sum.
+constexpr double kFloatRefRelTol = 1e-5;
+
+struct Variant {
+    std::string name;
+    VecDotFn q4, q5, q6;
+    bool available;
+};
+
+std::vector<Variant> variants() {
+    using ember::kernels::Isa;
+    using ember::kernels::isa_available;
+    return {
+        {"avx2", vec_dot_q4_k_q8_k_avx2, vec_dot_q5_k_q8_k_avx2, vec_dot_q6_k_q8_k_avx2,
+         isa_available(Isa::avx2)},
+        {"avx2_vnni", vec_dot_q4_k_q8_k_avx2_vnni, vec_dot_q5_k_q8_k_avx2_vnni,
+         vec_dot_q6_k_q8_k_avx2_vnni, isa_available(Isa::avx2) && kquant_has_avxvnni()},
+        {"avx512", vec_dot_q4_k_q8_k_avx512, vec_dot_q5_k_q8_k_avx512, vec_dot_q6_k_q8_k_avx512,
+         isa_available(Isa::avx512)},
+    };
+}
+
+VecDotFn pick(const Variant& v, TensorType t) {
+    return t == TensorType::Q4_K ? v.q4 : t == TensorType::Q5_K ? v.q5 : v.q6;
+}
+
+VecDotFn scalar_dot(TensorType t) {
+    return t == TensorType::Q4_K   ? vec_dot_q4_k_q8_k_scalar
+           : t == TensorType::Q5_K ? vec_dot_q5_k_q8_k_scalar
+                                   : vec_dot_q6_k_q8_k_scalar;
+}
+
+std::size_t block_bytes(TensorType t) {
+    return static_cast<std::size_t>(ember::tensor_type_traits(static_cast<std::uint32_t>(t))->block_bytes);
+}
+
+/// Random raw blocks (every bit pattern of scales and quants) with sane fp16 super-scales.
+std::vector<std::uint8_t> random_blocks(TensorType t, std::int64_t nb, std::mt19937& rng) {
+    std::vector<std::uint8_t> out(block_bytes(t) * static_cast<std::size_t>(nb));
+    for (auto& b : out) b = static_cast<std::uint8_t>(rng());
+    std::uniform_real_distribution<float> scale(-0.01f, 0.01f);
+    for (std::int64_t i = 0; i < nb; ++i) {
+        std::uint8_t* blk = out.data() + static_cast<std::size_t>(i) * block_bytes(t);
+        const std::uint16_t d = ember::kernels::fp32_to_fp16(scale(rng));
+        const std::uint16_t dmin = ember::kernels::fp32_to_fp16(scale(rng));
+        if (t == TensorType::Q6_K) {
+            std::memcpy(blk + offsetof(BlockQ6K, d), &d, 2);
+        } else {
+            std::memcpy(blk, &d, 2);
+            std::memcpy(blk + 2, &dmin, 2);
+        }
+    }
+    return out;
+}
+
+/// Sum of |w_i * a_i| and the double-precision reference from dequantized rows.
+void float_reference(TensorType t, const std::uint8_t* w, const BlockQ8K* a, std::int64_t n,
+                     double* ref, double* mag) {
+    const auto wf = dequantize(t, w, n);
+    std::vector<float> af(static_cast<std::size_t>(n));
+    dequantize_row_q8_k(a, af.data(), n);
+    *ref = 0;
+    *mag = 0;
+    for (std::size_t i = 0; i < wf.size(); ++i) {
+        *ref += double(wf[i]) * af[i];
+        *mag += std::fabs(double(wf[i]) * af[i]);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("K-quant dot products: every ISA matches the scalar twin", "[kquants][isa]") {
+    std::mt19937 rng(1234);
+    int n_checked = 0;
+    for (TensorType t : kWeightTypes) {
+        for (std::int64_t nb = 0; nb <= 8; ++nb) {
+            const std::int64_t n = nb * kQK_K;
+            for (int source = 0; source < 2; ++source) {  // 0: quantized data, 1: random bits
+                std::vector<std::uint8_t> w;
+                if (source == 0) {
+                    w = quantize(t, gaussian(n, static_cast<std::uint32_t>(rng()), 0.05f));
+                } else {
+                    w = random_blocks(t, nb, rng);
+                }
+                const auto aq = quantize(TensorType::Q8_K, gaussian(n, static_cast<std::uint32_t>(rng())));
+                for (std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{7}}) {
+                    // Misaligned copies of both operands.
+                    std::vector<std::uint8_t> wbuf(w.size() + 64), abuf(aq.size() + 64);
+                    std::memcpy(wbuf.data() + offset, w.data(), w.size());
+                    std::memcpy(abuf.data() + 3 * offset, aq.data(), aq.size());
+                    const void* wp = wbuf.data() + offset;
+                    const void* ap = abuf.data() + 3 * offset;
+                    const float expect = scalar_dot(t)(n, w.data(), aq.data());
+                    double mag = 0, ref = 0;
+                    float_reference(t, w.data(), reinterpret_cast<const BlockQ8K*>(aq.data()), n, &ref, &mag);
+                    for (const auto& v : variants()) {
+                        if (!v.available) continue;
+                        const float got = pick(v, t)(n, wp, ap);
+                        INFO(ember::tensor_type_name(t) << " " << v.name << " nb=" << nb
+                             << " source=" << source << " offset=" << offset);
+                        CHECK(std::fabs(double(got) - expect) <= kIsaRelTol * mag + 1e-30);
+                        ++n_checked;
+                    }
+                }
+            }
+        }
+    }
+    if (n_checked == 0) WARN("no SIMD variant runs on this CPU: only the scalar path was tested");
+}
+
+TEST_CASE("K-quant scalar dot matches dequantized float products", "[kquants]") {
+    std::mt19937 rng(99);
+    for (TensorType t : kWeightTypes) {
+        for (std::int64_t nb : {1, 2, 5, 16}) {
+            const std::int64_t n = nb * kQK_K;
+            for (int source = 0; source < 2; ++source) {
+                const auto w = source == 0 ? quantize(t, gaussian(n, static_cast<std::uint32_t>(rng()), 0.05f))
+                                           : random_blocks(t, nb, rng);
+                const auto aq = quantize(TensorType::Q8_K, gaussian(n, static_cast<std::uint32_t>(rng())));
+                double ref = 0, mag = 0;
+                float_reference(t, w.data(), reinterpret_cast<const BlockQ8K*>(aq.data()), n, &ref, &mag);
+                const float got = scalar_dot(t)(n, w.data(), aq.data());
+                INFO(ember::tensor_type_name(t) << " nb=" << nb << " source=" << source);
+                REQUIRE(mag > 0);
+                CHECK(std::fabs(double(got) - ref) <= kFloatRefRelTol * mag);
+            }
+        }
+    }
+}
+
+TEST_CASE("K-quant dot products approximate the float dot product", "[kquants]") {
+    // End to end: float weights and activations, quantized as the matmul path does.
+    const std::int64_t n = 16 * kQK_K;
+    const auto wf = gaussian(n, 17, 0.02f);
+    const auto af = gaussian(n, 18, 1.0f);
+    double ref = 0, mag = 0;
+    for (std::size_t i = 0; i < wf.size(); ++i) {
+        ref += double(wf[i]) * af[i];
+        mag += std::fabs(double(wf[i]) * af[i]);
+    }
+    const auto aq = quantize(TensorType::Q8_K, af);
+    const double tol[] = {0.02, 0.01, 0.006};  // of sum |w*a|, by type (Q4_K, Q5_K, Q6_K)
+    int i = 0;
+    for (TensorType t : kWeightTypes) {
+        const auto w = quantize(t, wf);
+        const float got = scalar_dot(t)(n, w.data(), aq.data());
+        INFO(ember::tensor_type_name(t) << " got " << got << " want " << ref << " mag " << mag);
+        CHECK(std::fabs(got - ref) <= tol[i++] * mag);
+    }
+}
