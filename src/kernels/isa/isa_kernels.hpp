@@ -15,8 +15,7 @@
     float vec_dot_q5_1(std::int64_t n, const void* w, const void* a);                          \
     float vec_dot_q8_0(std::int64_t n, const void* w, const void* a);                          \
     float dot(const float* a, const float* b, std::int64_t n);                                 \
-    void axpy(float* y, float a, const float* x, std::int64_t n);                              \
-    void swiglu(float* out, const float* gate, const float* up, std::int64_t n);
+    void axpy(float* y, float a, const float* x, std::int64_t n);
 
 #define EMBER_DECLARE_TILE(name)                                                                \
     void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,          \
@@ -25,6 +24,7 @@
 namespace ember::kernels {
 namespace scalar {
 EMBER_DECLARE_LEGACY_KERNELS
+void swiglu(float* out, const float* gate, const float* up, std::int64_t n);
 }
 namespace avx2 {
 EMBER_DECLARE_LEGACY_KERNELS

@@ -1,0 +1,100 @@
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+
+#include <immintrin.h>
+
+#include "kernels/fp16.hpp"
+
+using namespace ember::kernels;
+
+namespace {
+__attribute__((target("f16c"))) std::uint16_t hw_fp32_to_fp16(float f) {
+    return static_cast<std::uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+}
+__attribute__((target("f16c"))) float hw_fp16_to_fp32(std::uint16_t h) { return _cvtsh_ss(h); }
+bool is_nan16(std::uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+}  // namespace
+
+TEST_CASE("fp16 -> fp32 is exact for all 65536 values and round-trips", "[fp16]") {
+    const bool hw = __builtin_cpu_supports("f16c");
+    for (std::uint32_t i = 0; i < 65536; ++i) {
+        const auto h = static_cast<std::uint16_t>(i);
+        const float f = fp16_to_fp32(h);
+        if (is_nan16(h)) {
+            REQUIRE(std::isnan(f));
+            REQUIRE(is_nan16(fp32_to_fp16(f)));
+            continue;
+        }
+        if (hw) REQUIRE(std::bit_cast<std::uint32_t>(f) == std::bit_cast<std::uint32_t>(hw_fp16_to_fp32(h)));
+        REQUIRE(fp32_to_fp16(f) == h);
+    }
+    CHECK(fp16_to_fp32(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
+    CHECK(fp16_to_fp32(0x7bff) == 65504.0f);
+    CHECK(std::isinf(fp16_to_fp32(0xfc00)));
+}
+
+TEST_CASE("fp32 -> fp16 rounds to nearest even at every tie and neighbour", "[fp16]") {
+    // For each pair of adjacent finite halves, test the midpoint and its float neighbours.
+    for (std::uint32_t i = 0; i < 0x7bff; ++i) {
+        for (std::uint32_t sign : {0u, 0x8000u}) {
+            const auto lo = static_cast<std::uint16_t>(i | sign), hi = static_cast<std::uint16_t>((i + 1) | sign);
+            const float a = fp16_to_fp32(lo), b = fp16_to_fp32(hi);
+            const float mid = (a + b) / 2;  // exact in float
+            const std::uint16_t even = (i & 1u) ? hi : lo;
+            REQUIRE(fp32_to_fp16(mid) == even);
+            REQUIRE(fp32_to_fp16(std::nextafter(mid, a)) == lo);
+            REQUIRE(fp32_to_fp16(std::nextafter(mid, b)) == hi);
+        }
+    }
+    CHECK(fp32_to_fp16(65519.0f) == 0x7bff);
+    CHECK(fp32_to_fp16(65520.0f) == 0x7c00);  // ties to even: overflow to inf
+    CHECK(fp32_to_fp16(1e10f) == 0x7c00);
+    CHECK(fp32_to_fp16(-INFINITY) == 0xfc00);
+    CHECK(fp32_to_fp16(std::ldexp(1.0f, -25)) == 0x0000);  // tie between 0 and the min subnormal
+    CHECK(fp32_to_fp16(std::nextafter(std::ldexp(1.0f, -25), 1.0f)) == 0x0001);
+    CHECK(fp32_to_fp16(-0.0f) == 0x8000);
+    CHECK(is_nan16(fp32_to_fp16(NAN)));
+}
+
+TEST_CASE("fp32 -> fp16 matches F16C on random and special floats", "[fp16]") {
+    if (!__builtin_cpu_supports("f16c")) { WARN("no F16C: skipped"); return; }
+    std::mt19937 rng(7);
+    for (int k = 0; k < 500000; ++k) {
+        const std::uint32_t bits = rng();
+        const float f = std::bit_cast<float>(bits);
+        const std::uint16_t ours = fp32_to_fp16(f), theirs = hw_fp32_to_fp16(f);
+        if (std::isnan(f)) {
+            REQUIRE(is_nan16(ours));
+        } else {
+            REQUIRE(ours == theirs);
+        }
+    }
+}
+
+TEST_CASE("bf16 is the upper half of fp32, rounded to nearest even", "[bf16]") {
+    for (std::uint32_t i = 0; i < 65536; ++i) {
+        const auto h = static_cast<std::uint16_t>(i);
+        const float f = bf16_to_fp32(h);
+        REQUIRE(std::bit_cast<std::uint32_t>(f) == (i << 16));
+        if (std::isnan(f)) {
+            REQUIRE(std::isnan(bf16_to_fp32(fp32_to_bf16(f))));
+        } else {
+            REQUIRE(fp32_to_bf16(f) == h);
+            // Ties: lower half exactly 0x8000 rounds to the even neighbour.
+            const float tie = std::bit_cast<float>((i << 16) | 0x8000u);
+            if (!std::isinf(f)) {
+                const std::uint16_t expect = (i & 1u) ? static_cast<std::uint16_t>(i + 1) : h;
+                REQUIRE(fp32_to_bf16(tie) == expect);
+                REQUIRE(fp32_to_bf16(std::bit_cast<float>((i << 16) | 0x7fffu)) == h);
+                REQUIRE(fp32_to_bf16(std::bit_cast<float>((i << 16) | 0x8001u)) ==
+                        static_cast<std::uint16_t>(i + 1));
+            }
+        }
+    }
+    CHECK(std::isnan(bf16_to_fp32(fp32_to_bf16(std::bit_cast<float>(0x7f800001u)))));  // no nan -> inf
+}

@@ -1,0 +1,237 @@
+// Every vec_dot / tile / matmul path on every ISA this CPU has, against the scalar twin and
+// against float maths on the dequantized operands.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ember/error.hpp"
+#include "kernel_test_util.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/quants.hpp"
+
+using namespace ember;
+using namespace ember::kernels;
+using kernel_test::available_isas;
+using kernel_test::random_floats;
+
+namespace {
+
+const TensorType kTypes[] = {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0,
+                             TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1};
+
+std::size_t row_bytes(TensorType t, std::int64_t n) {
+    const auto tr = tensor_type_traits(static_cast<std::uint32_t>(t));
+    return static_cast<std::size_t>(n / tr->block_size * tr->block_bytes);
+}
+
+// Quantized rows stored at an odd offset inside `storage` (unaligned on purpose).
+struct Rows {
+    std::vector<std::uint8_t> storage;
+    std::size_t stride = 0;
+    const std::uint8_t* data() const { return storage.data() + 1; }
+};
+
+Rows quantize_rows(TensorType t, const std::vector<float>& x, std::int64_t n_rows, std::int64_t n) {
+    Rows r;
+    r.stride = row_bytes(t, n);
+    r.storage.assign(r.stride * static_cast<std::size_t>(n_rows) + 1, 0);
+    for (std::int64_t i = 0; i < n_rows; ++i) {
+        quantize_row(t, x.data() + i * n, r.storage.data() + 1 + static_cast<std::size_t>(i) * r.stride, n);
+    }
+    return r;
+}
+
+Rows quantize_acts(const TypeKernels& k, const std::vector<float>& x, std::int64_t n_rows, std::int64_t n) {
+    Rows r;
+    r.stride = row_bytes(k.act_type, n);
+    r.storage.assign(r.stride * static_cast<std::size_t>(n_rows) + 1, 0);
+    for (std::int64_t i = 0; i < n_rows; ++i) {
+        k.quantize_act(x.data() + i * n, r.storage.data() + 1 + static_cast<std::size_t>(i) * r.stride, n);
+    }
+    return r;
+}
+
+// sum |w_i * a_i| over dequantized operands: the scale of rounding differences.
+double abs_dot(const TypeKernels& k, const std::uint8_t* w, const std::uint8_t* a, std::int64_t n) {
+    std::vector<float> wf(static_cast<std::size_t>(n)), af(static_cast<std::size_t>(n));
+    k.dequantize(w, wf.data(), n);
+    switch (k.act_type) {
+        case TensorType::Q8_0: dequantize_q8_0(a, af.data(), n); break;
+        case TensorType::Q8_1: dequantize_q8_1(a, af.data(), n); break;
+        case TensorType::F16: dequantize_f16(a, af.data(), n); break;
+        case TensorType::BF16: dequantize_bf16(a, af.data(), n); break;
+        default: dequantize_f32(a, af.data(), n); break;
+    }
+    double s_abs = 0;
+    for (std::int64_t i = 0; i < n; ++i) s_abs += std::fabs(static_cast<double>(wf[i]) * af[i]);
+    return s_abs;
+}
+
+}  // namespace
+
+TEST_CASE("scalar vec_dot equals float maths on the dequantized operands", "[vec_dot]") {
+    for (TensorType t : kTypes) {
+        INFO(tensor_type_name(t));
+        const TypeKernels& k = *type_kernels(t, Isa::scalar);
+        for (std::int64_t nb : {0, 1, 2, 5, 8}) {
+            const std::int64_t n = nb * 32;
+            const auto w = random_floats(static_cast<std::size_t>(n), 1 + static_cast<std::uint32_t>(nb));
+            const auto x = random_floats(static_cast<std::size_t>(n), 100 + static_cast<std::uint32_t>(nb));
+            const Rows wq = quantize_rows(t, w, 1, n);
+            const Rows aq = quantize_acts(k, x, 1, n);
+            std::vector<float> wf(static_cast<std::size_t>(n)), af(static_cast<std::size_t>(n));
+            k.dequantize(wq.data(), wf.data(), n);
+            double ref = 0, ref_abs = 0;
+            for (std::int64_t i = 0; i < n; ++i) {
+                ref += static_cast<double>(wf[i]) * x[i];
+                ref_abs += std::fabs(static_cast<double>(wf[i]) * x[i]);
+            }
+            const float got = k.vec_dot(n, wq.data(), aq.data());
+            // Activation quantization error (~1/254 per element for Q8) dominates.
+            const double tol = (k.act_type == TensorType::F32 ? 1e-6 : k.act_type == TensorType::F16 ? 1e-3
+                                : k.act_type == TensorType::BF16 ? 8e-3 : 2e-2) * ref_abs + 1e-6;
+            REQUIRE(std::fabs(got - ref) <= tol);
+        }
+    }
+}
+
+TEST_CASE("every ISA's vec_dot matches the scalar twin", "[vec_dot][isa]") {
+    for (Isa isa : available_isas()) {
+        for (TensorType t : kTypes) {
+            INFO(std::string(isa_name(isa)) + " " + std::string(tensor_type_name(t)));
+            const TypeKernels& k = *type_kernels(t, isa);
+            const TypeKernels& ks = *type_kernels(t, Isa::scalar);
+            REQUIRE(k.act_type == ks.act_type);
+            const bool plain = t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
+            std::vector<std::int64_t> sizes{0, 32, 64, 96, 160, 256, 544};
+            if (plain) sizes.insert(sizes.end(), {1, 7, 15, 17, 33, 100});
+            for (std::int64_t n : sizes) {
+                const auto w = random_floats(static_cast<std::size_t>(n), 7 + static_cast<std::uint32_t>(n));
+                const auto x = random_floats(static_cast<std::size_t>(n), 9 + static_cast<std::uint32_t>(n), 3.0f);
+                const Rows wq = quantize_rows(t, w, 1, n);
+                const Rows aq = quantize_acts(k, x, 1, n);
+                const Rows aqs = quantize_acts(ks, x, 1, n);
+                REQUIRE(aq.storage == aqs.storage);  // identical activation bytes on every ISA
+                const float got = k.vec_dot(n, wq.data(), aq.data());
+                const float want = ks.vec_dot(n, wq.data(), aq.data());
+                const double tol = kernel_test::kSimdRelTol * abs_dot(ks, wq.data(), aq.data(), n) + 1e-6;
+                REQUIRE(std::fabs(static_cast<double>(got) - want) <= tol);
+            }
+        }
+    }
+}
+
+TEST_CASE("matmul on every ISA, token count and thread count matches vec_dot", "[matmul][isa]") {
+    const std::int64_t n_rows = 13;
+    for (TensorType t : kTypes) {
+        for (std::int64_t n : {32, 96, 256}) {
+            const auto wf = random_floats(static_cast<std::size_t>(n_rows * n), 21);
+            const Rows wq = quantize_rows(t, wf, n_rows, n);
+            gguf::TensorInfo info;
+            info.name = "test.weight";
+            info.type = t;
+            info.n_dims = 2;
+            info.ne[0] = n;
+            info.ne[1] = n_rows;
+            info.n_elements = n * n_rows;
+            info.n_bytes = wq.stride * static_cast<std::size_t>(n_rows);
+            info.data = wq.data();
+            const WeightMatrix w = WeightMatrix::prepare(info);
+            REQUIRE(w.row_bytes() == wq.stride);
+            const TypeKernels& ks = *type_kernels(t, Isa::scalar);
+            for (std::int64_t n_tokens : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17}) {
+                const auto x = random_floats(static_cast<std::size_t>(n_tokens * n), 31 + static_cast<std::uint32_t>(n_tokens));
+                const Rows aq = quantize_acts(ks, x, n_tokens, n);
+                std::vector<std::byte> scratch(matmul_scratch_bytes(w, n_tokens));
+                const std::int64_t ldy = n_rows + 3;
+                std::vector<float> want(static_cast<std::size_t>(n_tokens * n_rows));
+                std::vector<double> tol(want.size());
+                for (std::int64_t tk = 0; tk < n_tokens; ++tk) {
+                    for (std::int64_t r = 0; r < n_rows; ++r) {
+                        const auto* wr = wq.data() + static_cast<std::size_t>(r) * wq.stride;
+                        const auto* ar = aq.data() + static_cast<std::size_t>(tk) * aq.stride;
+                        want[static_cast<std::size_t>(tk * n_rows + r)] = ks.vec_dot(n, wr, ar);
+                        tol[static_cast<std::size_t>(tk * n_rows + r)] =
+                            kernel_test::kSimdRelTol * abs_dot(ks, wr, ar, n) + 1e-6;
+                    }
+                }
+                for (Isa isa : available_isas()) {
+                    for (int threads : {1, 3}) {
+                        INFO(std::string(isa_name(isa)) + " " + std::string(tensor_type_name(t)) + " n=" +
+                             std::to_string(n) + " tokens=" + std::to_string(n_tokens) + " threads=" +
+                             std::to_string(threads));
+                        std::vector<float> y(static_cast<std::size_t>(n_tokens * ldy), -7.0f);
+                        matmul(w, x.data(), n_tokens, y.data(), ldy, scratch, threads, isa);
+                        for (std::int64_t tk = 0; tk < n_tokens; ++tk) {
+                            for (std::int64_t r = 0; r < ldy; ++r) {
+                                const float got = y[static_cast<std::size_t>(tk * ldy + r)];
+                                if (r >= n_rows) {
+                                    REQUIRE(got == -7.0f);  // padding untouched
+                                    continue;
+                                }
+                                const auto i = static_cast<std::size_t>(tk * n_rows + r);
+                                REQUIRE(std::fabs(static_cast<double>(got) - want[i]) <= tol[i]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("matmul with a large prefill block uses every row and token", "[matmul]") {
+    // 70 tokens crosses the 64-token block; 37 rows crosses row groups; compare with dequantized maths.
+    const std::int64_t n_rows = 37, n = 128, n_tokens = 70;
+    const auto wf = random_floats(static_cast<std::size_t>(n_rows * n), 3);
+    const auto x = random_floats(static_cast<std::size_t>(n_tokens * n), 4);
+    const Rows wq = quantize_rows(TensorType::Q4_0, wf, n_rows, n);
+    gguf::TensorInfo info;
+    info.name = "big";
+    info.type = TensorType::Q4_0;
+    info.n_dims = 2;
+    info.ne[0] = n;
+    info.ne[1] = n_rows;
+    info.data = wq.data();
+    const WeightMatrix w = WeightMatrix::prepare(info);
+    std::vector<std::byte> scratch(matmul_scratch_bytes(w, n_tokens));
+    std::vector<float> deq(static_cast<std::size_t>(n));
+    for (Isa isa : available_isas()) {
+        std::vector<float> y(static_cast<std::size_t>(n_tokens * n_rows));
+        matmul(w, x.data(), n_tokens, y.data(), n_rows, scratch, 2, isa);
+        for (std::int64_t r = 0; r < n_rows; ++r) {
+            dequantize_row(info, r, deq.data());
+            for (std::int64_t tk = 0; tk < n_tokens; ++tk) {
+                double ref = 0, ref_abs = 0;
+                for (std::int64_t c = 0; c < n; ++c) {
+                    ref += static_cast<double>(deq[c]) * x[tk * n + c];
+                    ref_abs += std::fabs(static_cast<double>(deq[c]) * x[tk * n + c]);
+                }
+                REQUIRE(std::fabs(y[tk * n_rows + r] - ref) <= kernel_test::kQuantDotRelTol * 10 * ref_abs);
+            }
+        }
+    }
+}
+
+TEST_CASE("prepare and dequantize_row reject bad tensors with the tensor's name", "[matmul]") {
+    std::vector<std::uint8_t> bytes(1024);
+    gguf::TensorInfo info;
+    info.name = "blk.0.attn_q.weight";
+    info.type = TensorType::Q4_0;
+    info.n_dims = 2;
+    info.ne[0] = 48;  // not a multiple of 32
+    info.ne[1] = 2;
+    info.data = bytes.data();
+    CHECK_THROWS_WITH(WeightMatrix::prepare(info), Catch::Contains("blk.0.attn_q.weight"));
+    info.ne[0] = 32;
+    info.type = TensorType::IQ2_XXS;
+    CHECK_THROWS_WITH(WeightMatrix::prepare(info), Catch::Contains("not supported"));
+    info.type = TensorType::Q4_0;
+    float out[32];
+    CHECK_THROWS_AS(dequantize_row(info, 5, out), ember::Error);
+    info.n_bytes = 10;  // too small for 2 rows
+    CHECK_THROWS_AS(WeightMatrix::prepare(info), ember::Error);
+}
