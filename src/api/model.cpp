@@ -1,0 +1,93 @@
+#include "ember/model.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "api/model_impl.hpp"
+#include "runtime/fail.hpp"
+
+namespace ember {
+namespace detail {
+namespace {
+
+ModelInfo make_info(const gguf::File& file, const model::LlamaConfig& c) {
+    ModelInfo info;
+    info.name = std::string(file.get_string_or(
+        "general.name", std::filesystem::path(file.name()).filename().string()));
+    info.architecture = c.architecture;
+    info.n_ctx_train = c.n_ctx_train;
+    info.n_embd = c.n_embd;
+    info.n_layer = c.n_layer;
+    info.n_head = c.n_head;
+    info.n_head_kv = c.n_head_kv;
+    info.n_ff = c.n_ff;
+    std::map<std::string, std::int64_t> bytes_by_type;
+    for (const auto& t : file.tensors()) {
+        info.n_params += t.n_elements;
+        info.weight_bytes += static_cast<std::int64_t>(t.n_bytes);
+        bytes_by_type[std::string(tensor_type_name(t.type))] += static_cast<std::int64_t>(t.n_bytes);
+    }
+    const auto top = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top != bytes_by_type.end()) info.file_type = top->first;
+    return info;
+}
+
+}  // namespace
+
+ModelImpl::ModelImpl(gguf::File file_in, ModelOptions options_in)
+    : file(std::move(file_in)),
+      options(options_in),
+      config(model::LlamaConfig::from_gguf(file)),
+      weights(model::LlamaWeights::from_gguf(file, config)),
+      tokenizer(tokenizer::Tokenizer::from_gguf(file)),
+      forward(config, weights) {
+    if (tokenizer->n_vocab() != weights.output.n_rows()) {
+        fail(file.name() + ": the vocabulary has " + std::to_string(tokenizer->n_vocab()) +
+             " tokens but the output layer has " + std::to_string(weights.output.n_rows()) + " rows");
+    }
+    config.n_vocab = tokenizer->n_vocab();
+    info = make_info(file, config);
+    info.n_vocab = config.n_vocab;
+    chat_template = std::string(file.get_string_or("tokenizer.chat_template", ""));
+}
+
+}  // namespace detail
+
+Model::Model(std::shared_ptr<const detail::ModelImpl> impl) : impl_(std::move(impl)) {}
+
+Model Model::load(const std::string& path, ModelOptions options) {
+    if (options.threads < 0) fail(path + ": ModelOptions::threads must be >= 0");
+    return Model(std::make_shared<const detail::ModelImpl>(gguf::File::open(path), options));
+}
+
+Model Model::load_from_memory(const void* data, std::size_t size, ModelOptions options) {
+    if (options.threads < 0) fail("<memory>: ModelOptions::threads must be >= 0");
+    return Model(std::make_shared<const detail::ModelImpl>(
+        gguf::File::from_copy(data, size, "<memory>"), options));
+}
+
+const ModelInfo& Model::info() const noexcept { return impl_->info; }
+const ModelOptions& Model::options() const noexcept { return impl_->options; }
+
+std::vector<Token> Model::tokenize(std::string_view text, TokenizeOptions options) const {
+    return impl_->tokenizer->encode(text, options.add_bos, options.parse_special);
+}
+
+std::string Model::detokenize(const std::vector<Token>& tokens) const {
+    return impl_->tokenizer->decode(tokens);
+}
+
+std::string Model::token_to_piece(Token token) const { return impl_->tokenizer->token_to_piece(token); }
+
+std::int64_t Model::n_vocab() const noexcept { return impl_->config.n_vocab; }
+Token Model::bos() const noexcept { return impl_->tokenizer->bos(); }
+Token Model::eos() const noexcept { return impl_->tokenizer->eos(); }
+bool Model::is_end_of_generation(Token token) const noexcept {
+    return impl_->tokenizer->is_end_of_generation(token);
+}
+
+const std::string& Model::chat_template() const noexcept { return impl_->chat_template; }
+
+}  // namespace ember

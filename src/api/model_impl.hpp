@@ -1,0 +1,30 @@
+// What a Model shares with its Sessions: the mapped file, configuration, prepared weights,
+// tokenizer. Immutable after construction.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ember/types.hpp"
+#include "gguf/gguf_file.hpp"
+#include "model/llama_config.hpp"
+#include "model/llama_forward.hpp"
+#include "model/llama_weights.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace ember::detail {
+
+struct ModelImpl {
+    ModelImpl(gguf::File file_in, ModelOptions options_in);
+
+    gguf::File file;
+    ModelOptions options;
+    model::LlamaConfig config;
+    model::LlamaWeights weights;
+    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+    model::LlamaForward forward;
+    ModelInfo info;
+    std::string chat_template;
+};
+
+}  // namespace ember::detail

@@ -1,0 +1,17 @@
+# CMake consumer projects: one uses FetchContent on this checkout, one find_package on an
+# install prefix. They build ember again, so they are skipped in sanitizer builds.
+set(EMBER_CONSUMER_MODEL "")
+if(EXISTS "${EMBER_SHARED_DIR}/models/stories260K.gguf")
+  set(EMBER_CONSUMER_MODEL "${EMBER_SHARED_DIR}/models/stories260K.gguf")
+endif()
+if(NOT EMBER_SANITIZE AND NOT EMBER_TSAN)
+  foreach(kind fetch_content find_package)
+    add_test(NAME consumer_${kind}
+             COMMAND ${CMAKE_COMMAND} -DKIND=${kind} -DEMBER_SOURCE=${PROJECT_SOURCE_DIR}
+                     -DEMBER_BUILD=${PROJECT_BINARY_DIR} -DWORK=${PROJECT_BINARY_DIR}/consumer-${kind}
+                     -DMODEL=${EMBER_CONSUMER_MODEL}
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/consumers/run_consumer.cmake)
+    set_tests_properties(consumer_${kind} PROPERTIES LABELS "consumer;no-sanitizer" TIMEOUT 900)
+  endforeach()
+  set_tests_properties(consumer_find_package PROPERTIES RUN_SERIAL ON)
+endif()
