@@ -142,8 +142,28 @@ Value parse_array(Reader& r, int depth) {
     }
     auto array = std::make_shared<Array>();
     array->element_type = elem;
-    array->items.reserve(static_cast<std::size_t>(count));
-    for (std::uint64_t i = 0; i < count; ++i) array->items.push_back(parse_value(r, elem, depth + 1));
+    auto& items = array->items;
+    items.resize(static_cast<std::size_t>(count));
+    // Fast paths for the common large arrays (vocabularies, scores, token types): the count
+    // check above already guarantees the bytes are there.
+    if (elem == ValueType::string) {
+        for (Value& item : items) {
+            item.type = elem;
+            item.data.emplace<std::string_view>(r.read_string("string"));
+        }
+    } else if (elem == ValueType::f32) {
+        for (Value& item : items) {
+            item.type = elem;
+            item.data.emplace<double>(r.read<float>("f32 value"));
+        }
+    } else if (elem == ValueType::i32) {
+        for (Value& item : items) {
+            item.type = elem;
+            item.data.emplace<std::int64_t>(r.read<std::int32_t>("i32 value"));
+        }
+    } else {
+        for (Value& item : items) item = parse_value(r, elem, depth + 1);
+    }
     Value v;
     v.type = ValueType::array;
     v.data = std::shared_ptr<const Array>(std::move(array));

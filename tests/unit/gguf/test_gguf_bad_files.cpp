@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -279,17 +280,28 @@ TEST_CASE("a 150k-token vocabulary parses quickly", "[gguf][perf]") {
     w.set("tokenizer.ggml.token_type", ember::gguf::MetaValue::i32s(types));
     const auto bytes = w.write_to_bytes();
 
+    // Thread CPU time, so that other processes on a busy machine do not count.
+    auto cpu_ms = [] {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+    };
     double best_ms = 1e9;
-    for (int rep = 0; rep < 3; ++rep) {
-        const auto t0 = std::chrono::steady_clock::now();
+    double best_wall_ms = 1e9;
+    for (int rep = 0; rep < 5; ++rep) {
+        const auto w0 = std::chrono::steady_clock::now();
+        const double t0 = cpu_ms();
         const File f = File::from_memory(bytes.data(), bytes.size(), "vocab.gguf");
-        const auto t1 = std::chrono::steady_clock::now();
-        best_ms = std::min(best_ms, std::chrono::duration<double, std::milli>(t1 - t0).count());
+        const double t1 = cpu_ms();
+        const auto w1 = std::chrono::steady_clock::now();
+        best_ms = std::min(best_ms, t1 - t0);
+        best_wall_ms = std::min(best_wall_ms, std::chrono::duration<double, std::milli>(w1 - w0).count());
         const auto& items = f.get_array("tokenizer.ggml.tokens").items;
         REQUIRE(items.size() == kTokens);
         CHECK(items[kTokens - 1].as_string("") == tokens.back());
     }
-    WARN("150k-token vocabulary (3 arrays) parsed in " << best_ms << " ms");
+    WARN("150k-token vocabulary (3 arrays of 150k) parsed in " << best_ms << " ms CPU (" << best_wall_ms
+                                                                   << " ms wall)");
 #if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
     CHECK(best_ms < 100.0);
 #else
