@@ -19,14 +19,28 @@ T parse_number(const std::string& flag, const std::string& text) {
     return value;
 }
 
+std::string read_file(const std::string& flag, const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError("cannot read '" + path + "' for " + flag);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
 }  // namespace
 
 const char* usage_text() {
     return "usage: ember-chat -m MODEL [-p PROMPT | -f FILE] [options]\n"
            "\n"
            "  -m, --model FILE        GGUF model to load (required)\n"
-           "  -p, --prompt TEXT       prompt to continue\n"
-           "  -f, --file FILE         read the prompt from FILE\n"
+           "Without -p or -f: an interactive chat on stdin/stdout (type /help for commands).\n"
+           "\n"
+           "  -p, --prompt TEXT       one turn: answer TEXT (chat models) or continue it, then exit\n"
+           "  -f, --file FILE         like -p, with the content of FILE\n"
+           "      --completion        continue the prompt as raw text, without the chat template\n"
+           "                          (also the default for models that have no template)\n"
+           "      --system TEXT       system message at the start of the conversation\n"
+           "      --chat-template FILE  Jinja chat template to use instead of the model's\n"
            "  -n, --n-predict N       tokens to generate (default -1: until end of text)\n"
            "  -c, --ctx-size N        context length (default: the model's, at most 4096)\n"
            "  -t, --threads N         threads (default: all)\n"
@@ -40,7 +54,10 @@ const char* usage_text() {
            "      --frequency-penalty F  (default 0)\n"
            "      --presence-penalty F   (default 0)\n"
            "      --seed N            RNG seed (default: random)\n"
-           "      --quiet             no timings on stderr\n"
+           "      --stop TEXT         stop when the output contains TEXT (repeatable)\n"
+           "      --keep N            tokens of the prompt kept by --context-shift (default 0)\n"
+           "      --context-shift     when the context is full, drop the oldest half and go on\n"
+           "      --quiet             no progress bar or timings on stderr\n"
            "  -h, --help              this text\n";
 }
 
@@ -53,15 +70,14 @@ Options parse_options(int argc, char** argv) {
             return argv[++i];
         };
         if (flag == "-m" || flag == "--model") o.model = value();
-        else if (flag == "-p" || flag == "--prompt") o.prompt = value();
-        else if (flag == "-f" || flag == "--file") {
-            const std::string path = value();
-            std::ifstream in(path, std::ios::binary);
-            if (!in) throw UsageError("cannot read " + path + " for " + flag);
-            std::ostringstream ss;
-            ss << in.rdbuf();
-            o.prompt = ss.str();
-        }
+        else if (flag == "-p" || flag == "--prompt") { o.prompt = value(); o.has_prompt = true; }
+        else if (flag == "-f" || flag == "--file") { o.prompt = read_file(flag, value()); o.has_prompt = true; }
+        else if (flag == "--chat-template") o.chat_template = read_file(flag, value());
+        else if (flag == "--system") o.system = value();
+        else if (flag == "--completion") o.completion = true;
+        else if (flag == "--stop") o.stop.push_back(value());
+        else if (flag == "--keep") o.keep = parse_number<int>(flag, value());
+        else if (flag == "--context-shift") o.context_shift = true;
         else if (flag == "-n" || flag == "--n-predict") o.n_predict = parse_number<int>(flag, value());
         else if (flag == "-c" || flag == "--ctx-size") o.context = parse_number<int>(flag, value());
         else if (flag == "-t" || flag == "--threads") o.threads = parse_number<int>(flag, value());
@@ -83,6 +99,11 @@ Options parse_options(int argc, char** argv) {
     if (o.model.empty()) throw UsageError("missing -m MODEL (see --help)");
     if (o.threads < 0) throw UsageError("-t must be >= 0");
     if (o.context < 0) throw UsageError("-c must be >= 0");
+    if (o.keep < 0) throw UsageError("--keep must be >= 0");
+    if (o.n_predict < -1) throw UsageError("-n must be >= -1");
+    for (const auto& s : o.stop) {
+        if (s.empty()) throw UsageError("--stop needs a non-empty text");
+    }
     return o;
 }
 

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ember/sampler.hpp"
 
@@ -16,9 +17,16 @@ class UsageError : public std::runtime_error {
 struct Options {
     std::string model;
     std::string prompt;
-    int n_predict = -1;   // -1: until end of generation or a full context
+    bool has_prompt = false;     // -p or -f given: one turn, then exit
+    int n_predict = -1;          // -1: until end of generation or a full context
     int threads = 0;
     int context = 0;
+    int keep = 0;                // --keep: tokens kept by a context shift
+    bool context_shift = false;  // --context-shift: shift instead of stopping when full
+    bool completion = false;     // --completion: raw text continuation, no chat template
+    std::string system;          // --system
+    std::string chat_template;   // --chat-template FILE: its content
+    std::vector<std::string> stop;  // --stop (repeatable)
     bool quiet = false;
     bool help = false;
     ember::SamplerOptions sampler;

@@ -1,17 +1,132 @@
-// ember-chat: generate text with a GGUF model.
+// ember-chat: chat with a GGUF model, or continue a prompt.
 //
-//   ember-chat -m MODEL -p PROMPT -n N [--temp T] [-t THREADS] [-c CONTEXT] ...
+//   ember-chat -m MODEL                       interactive chat on stdin/stdout
+//   ember-chat -m MODEL -p PROMPT [-n N]      one turn (raw completion with --completion or for
+//                                             models without a chat template), then exit
 //
-// Writes the prompt followed by the generated text to stdout and nothing else; logs and
-// timings go to stderr. Exit codes: 0 success, 1 runtime error (bad model, prompt too long),
-// 2 bad command line.
+// Only the model's text goes to stdout (with -p in completion mode: the prompt, then the
+// continuation); logs, the progress bar and metrics go to stderr. Exit codes: 0 success,
+// 1 runtime error (bad model, prompt too long), 2 bad command line.
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
-#include "ember/ember.hpp"
 #include "chat_options.hpp"
+#include "conversation.hpp"
+#include "ember/ember.hpp"
+#include "terminal.hpp"
+
+namespace ember_chat {
+namespace {
+
+constexpr const char* kReplHelp =
+    "commands:\n"
+    "  /reset        forget the conversation\n"
+    "  /save FILE    save the conversation state to FILE\n"
+    "  /load FILE    restore a state saved with /save\n"
+    "  /stats        context use and speed so far\n"
+    "  /help         this text\n"
+    "  /exit         quit (also end of input, Ctrl-D)\n"
+    "Ctrl-C stops the current answer.\n";
+
+void report_answer(const Options& opt, const Answer& a) {
+    if (a.interrupted) std::fputs("\n[interrupted]", stderr);
+    if (a.status == ember::Status::context_full) std::fputs("\n[context full]", stderr);
+    if (!opt.quiet) std::fprintf(stderr, "\n%s\n", Conversation::metrics_line(a).c_str());
+    else if (a.interrupted || a.status == ember::Status::context_full) std::fputs("\n", stderr);
+}
+
+// Handles a /command; returns false for /exit.
+bool run_command(const std::string& line, Conversation& chat) {
+    const auto space = line.find(' ');
+    const std::string cmd = line.substr(0, space);
+    const std::string arg = space == std::string::npos ? "" : line.substr(space + 1);
+    if (cmd == "/exit" || cmd == "/quit") return false;
+    if (cmd == "/reset") {
+        chat.reset();
+        std::fputs("[conversation reset]\n", stderr);
+    } else if (cmd == "/stats") {
+        std::printf("%s\n", chat.stats().c_str());
+    } else if (cmd == "/help") {
+        std::fputs(kReplHelp, stdout);
+    } else if (cmd == "/save" || cmd == "/load") {
+        if (arg.empty()) {
+            std::fprintf(stderr, "%s needs a file name\n", cmd.c_str());
+        } else {
+            try {
+                if (cmd == "/save") save_conversation(chat, arg);
+                else load_conversation(chat, arg);
+                std::fprintf(stderr, "[%s %s]\n", cmd == "/save" ? "saved to" : "loaded", arg.c_str());
+            } catch (const ember::Error& e) {
+                std::fprintf(stderr, "error: %s\n", e.what());
+            }
+        }
+    } else {
+        std::fprintf(stderr, "unknown command %s (try /help)\n", cmd.c_str());
+    }
+    std::fflush(stdout);
+    return true;
+}
+
+int repl(const Options& opt, Conversation& chat) {
+    const Palette colour = Palette::detect();
+    if (!opt.quiet) std::fputs("ember-chat: type a message, /help for commands.\n", stderr);
+    std::string line;
+    while (true) {
+        std::printf("%s> %s", colour.prompt, colour.reset);
+        std::fflush(stdout);
+        if (!std::getline(std::cin, line)) break;  // EOF
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        if (line[0] == '/') {
+            if (!run_command(line, chat)) break;
+            continue;
+        }
+        try {
+            const Answer a = chat.user_turn(line, stdout);
+            std::fputs("\n", stdout);
+            report_answer(opt, a);
+        } catch (const ember::Error& e) {
+            std::fprintf(stderr, "\nerror: %s\n", e.what());
+        }
+    }
+    std::fputs("\n", stdout);
+    return 0;
+}
+
+int run(const Options& opt) {
+    ProgressBar bar(!opt.quiet);
+    ember::ModelOptions model_options;
+    model_options.threads = opt.threads;
+    model_options.on_progress = [&bar](float f) { bar.update(f); };
+    const ember::Model model = ember::Model::load(opt.model, model_options);
+    bar.finish();
+
+    Conversation chat(model, opt);
+    install_interrupt_handler();
+    const bool completion = opt.completion || !model.has_chat_template() && opt.chat_template.empty();
+    if (!opt.has_prompt) {
+        if (completion && !opt.completion && !opt.quiet) {
+            std::fputs("ember-chat: the model has no chat template; using ChatML\n", stderr);
+        }
+        return repl(opt, chat);
+    }
+    Answer a;
+    if (completion) {
+        std::fwrite(opt.prompt.data(), 1, opt.prompt.size(), stdout);
+        std::fflush(stdout);
+        a = chat.complete(opt.prompt, stdout);
+    } else {
+        a = chat.user_turn(opt.prompt, stdout);
+    }
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+    report_answer(opt, a);
+    return 0;
+}
+
+}  // namespace
+}  // namespace ember_chat
 
 int main(int argc, char** argv) {
     ember_chat::Options opt;
@@ -26,42 +141,9 @@ int main(int argc, char** argv) {
         return 0;
     }
     try {
-        ember::Model model = ember::Model::load(opt.model, {.threads = opt.threads});
-        ember::Session session(model, {.context = opt.context, .threads = opt.threads});
-        ember::Sampler sampler(opt.sampler);
-
-        const std::vector<ember::Token> prompt = model.tokenize(opt.prompt, {.add_bos = true});
-        std::fwrite(opt.prompt.data(), 1, opt.prompt.size(), stdout);
-        std::fflush(stdout);
-        for (ember::Token t : prompt) sampler.accept(t);
-        ember::Status status = session.prefill(prompt);
-        for (int i = 0; status == ember::Status::ok && (opt.n_predict < 0 || i < opt.n_predict); ++i) {
-            const ember::Token t = sampler.sample(session.logits());
-            if (model.is_end_of_generation(t)) break;
-            const std::string text = session.detokenize_stream(t);
-            std::fwrite(text.data(), 1, text.size(), stdout);
-            std::fflush(stdout);
-            status = session.decode(t);
-        }
-        std::fputs("\n", stdout);
-        if (status != ember::Status::ok && status != ember::Status::context_full) {
-            std::fprintf(stderr, "ember-chat: generation stopped: %s\n", ember::to_string(status));
-        }
-        if (!opt.quiet) {
-            const ember::Metrics& m = session.metrics();
-            std::fprintf(stderr,
-                         "ember-chat: prompt %lld tokens, ttft %.1f ms, prefill %.1f tok/s, "
-                         "decode %lld tokens at %.1f tok/s\n",
-                         static_cast<long long>(m.prompt_tokens), m.ttft_seconds * 1e3,
-                         m.prefill_tokens_per_second(), static_cast<long long>(m.generated_tokens),
-                         m.decode_tokens_per_second());
-        }
-    } catch (const ember::Error& e) {
-        std::fprintf(stderr, "ember-chat: error: %s\n", e.what());
-        return 1;
+        return ember_chat::run(opt);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "ember-chat: error: %s\n", e.what());
         return 1;
     }
-    return 0;
 }

@@ -59,6 +59,16 @@ public:
 
     /// The Jinja chat template from `tokenizer.chat_template`, or "" when the file has none.
     const std::string& chat_template() const noexcept;
+    bool has_chat_template() const noexcept { return !chat_template().empty(); }
+
+    /// Lays out a conversation as the model expects it, with its chat template (Hugging Face
+    /// Jinja, rendered as transformers does). `template_override`, when not empty, is used
+    /// instead; a model without a template uses ChatML ("<|im_start|>role\ncontent<|im_end|>\n").
+    /// With `add_generation_prompt` the text ends with the opening of the assistant's turn.
+    /// Throws ember::Error for a template error (with line and column) or raise_exception().
+    std::string apply_chat_template(const std::vector<ChatMessage>& messages,
+                                    bool add_generation_prompt,
+                                    std::string_view template_override = {}) const;
 
     /// Internal: the shared implementation (used by Session).
     const std::shared_ptr<const detail::ModelImpl>& impl() const noexcept { return impl_; }

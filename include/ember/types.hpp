@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ember {
@@ -13,11 +14,14 @@ using Token = std::int32_t;
 struct ModelOptions {
     /// Worker threads used by sessions that do not set their own (0: all hardware threads).
     int threads = 0;
+    /// Called during loading with the fraction done (0 to 1), e.g. for a progress bar.
+    std::function<void(float)> on_progress;
 };
 
 /// Options for Model::tokenize.
 struct TokenizeOptions {
-    /// Prepend the BOS token (when the vocabulary has one).
+    /// Prepend the BOS token when the vocabulary has one and asks for it
+    /// (`tokenizer.ggml.add_bos_token`, true by default for SPM vocabularies).
     bool add_bos = true;
     /// Match control and user-defined tokens written in the text (e.g. "<|im_start|>") as whole
     /// tokens. When false they are tokenized as plain text.

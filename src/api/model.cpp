@@ -40,7 +40,7 @@ ModelImpl::ModelImpl(gguf::File file_in, ModelOptions options_in)
     : file(std::move(file_in)),
       options(options_in),
       config(model::LlamaConfig::from_gguf(file)),
-      weights(model::LlamaWeights::from_gguf(file, config)),
+      weights(model::LlamaWeights::from_gguf(file, config, options.on_progress)),
       tokenizer(tokenizer::Tokenizer::from_gguf(file)),
       forward(config, weights) {
     if (tokenizer->n_vocab() != weights.output.n_rows()) {
@@ -51,6 +51,12 @@ ModelImpl::ModelImpl(gguf::File file_in, ModelOptions options_in)
     info = make_info(file, config);
     info.n_vocab = config.n_vocab;
     chat_template = std::string(file.get_string_or("tokenizer.chat_template", ""));
+    try {
+        parsed_template = std::make_shared<const chat::ChatTemplate>(
+            chat_template.empty() ? std::string_view(chat::kDefaultChatMlTemplate) : chat_template);
+    } catch (const Error& e) {
+        chat_template_error = e.what();  // reported when the template is used
+    }
 }
 
 }  // namespace detail
@@ -72,7 +78,8 @@ const ModelInfo& Model::info() const noexcept { return impl_->info; }
 const ModelOptions& Model::options() const noexcept { return impl_->options; }
 
 std::vector<Token> Model::tokenize(std::string_view text, TokenizeOptions options) const {
-    return impl_->tokenizer->encode(text, options.add_bos, options.parse_special);
+    const auto& tok = *impl_->tokenizer;
+    return tok.encode(text, options.add_bos && tok.add_bos_default(), options.parse_special);
 }
 
 std::string Model::detokenize(const std::vector<Token>& tokens) const {
@@ -89,5 +96,22 @@ bool Model::is_end_of_generation(Token token) const noexcept {
 }
 
 const std::string& Model::chat_template() const noexcept { return impl_->chat_template; }
+
+std::string Model::apply_chat_template(const std::vector<ChatMessage>& messages,
+                                       bool add_generation_prompt,
+                                       std::string_view template_override) const {
+    const detail::ModelImpl& m = *impl_;
+    chat::ChatTemplateInput input;
+    for (const auto& msg : messages) input.messages.push_back(chat::make_message(msg.role, msg.content));
+    input.add_generation_prompt = add_generation_prompt;
+    const auto special_text = [&](Token t) {
+        return t >= 0 ? m.tokenizer->token_text(t) : std::string();
+    };
+    input.bos_token = special_text(m.tokenizer->bos());
+    input.eos_token = special_text(m.tokenizer->eos());
+    if (!template_override.empty()) return chat::ChatTemplate(template_override).render(input);
+    if (!m.parsed_template) fail(m.file.name() + ": tokenizer.chat_template: " + m.chat_template_error);
+    return m.parsed_template->render(input);
+}
 
 }  // namespace ember

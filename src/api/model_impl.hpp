@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "chat/chat_template.hpp"
 #include "ember/types.hpp"
 #include "gguf/gguf_file.hpp"
 #include "model/llama_config.hpp"
@@ -25,6 +26,10 @@ struct ModelImpl {
     model::LlamaForward forward;
     ModelInfo info;
     std::string chat_template;
+    /// The parsed template (ChatML when the file has none); null when it does not parse, and
+    /// then `chat_template_error` says why.
+    std::shared_ptr<const chat::ChatTemplate> parsed_template;
+    std::string chat_template_error;
 };
 
 }  // namespace ember::detail

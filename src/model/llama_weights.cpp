@@ -56,7 +56,8 @@ private:
 
 }  // namespace
 
-LlamaWeights LlamaWeights::from_gguf(const gguf::File& file, const LlamaConfig& c) {
+LlamaWeights LlamaWeights::from_gguf(const gguf::File& file, const LlamaConfig& c,
+                                     const std::function<void(float)>& progress) {
     TensorFinder f(file);
     LlamaWeights w;
     const gguf::TensorInfo* embd = f.find("token_embd.weight");
@@ -87,6 +88,7 @@ LlamaWeights LlamaWeights::from_gguf(const gguf::File& file, const LlamaConfig& 
         l.w_gate = f.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
         l.w_up = f.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
         l.w_down = f.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+        if (progress) progress(static_cast<float>(i + 1) / static_cast<float>(c.n_layer + 1));
     }
     w.output_norm = f.vector("output_norm.weight", c.n_embd);
     if (f.find("output.weight")) {
@@ -98,6 +100,7 @@ LlamaWeights LlamaWeights::from_gguf(const gguf::File& file, const LlamaConfig& 
     if (f.find("rope_freqs.weight")) {
         w.rope_freq_factors = f.vector("rope_freqs.weight", c.n_rot / 2);
     }
+    if (progress) progress(1.0f);
     return w;
 }
 

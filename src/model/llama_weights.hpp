@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "gguf/gguf_file.hpp"
@@ -32,7 +33,9 @@ struct LlamaWeights {
     bool tied_output = false;
 
     /// Finds and checks every tensor. Throws ember::Error naming the file and tensor.
-    static LlamaWeights from_gguf(const gguf::File& file, const LlamaConfig& config);
+    /// `progress` (optional) is called with the fraction of layers prepared.
+    static LlamaWeights from_gguf(const gguf::File& file, const LlamaConfig& config,
+                                  const std::function<void(float)>& progress = {});
 
     /// Every matrix the forward pass multiplies by (for scratch sizing).
     std::vector<const kernels::WeightMatrix*> matrices() const;
