@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,6 +15,7 @@
 #include "model/llama_forward.hpp"
 #include "model/llama_weights.hpp"
 #include "support/shared_data.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace {
 
@@ -94,9 +96,10 @@ TEST_CASE("greedy ids match llama.cpp for every reference case", "[model][e2e]")
         const std::string rel = "models/" + c.model;
         if (!ember_test::has_shared_file(rel)) continue;
         Loaded m(ember_test::shared_file(rel).string());
-        // The prompt is the reference ids up to the first generated one: tokenize-free.
-        const int n_prompt = c.prompt == "Once upon a time" ? 5 : 4;  // checked below
-        std::vector<int> prompt(c.ids.begin(), c.ids.begin() + n_prompt);
+        auto tok = ember::tokenizer::Tokenizer::from_gguf(m.file);
+        const auto prompt = tok->encode(c.prompt, /*add_bos=*/true, /*parse_special=*/false);
+        REQUIRE(prompt.size() < c.ids.size());
+        REQUIRE(std::equal(prompt.begin(), prompt.end(), c.ids.begin()));
         // The ids include BOS and the prompt; generation must reproduce the rest exactly.
         const auto got = greedy(m, prompt, static_cast<int>(c.ids.size()), 2);
         INFO(c.model << " prompt '" << c.prompt << "'");
@@ -107,4 +110,59 @@ TEST_CASE("greedy ids match llama.cpp for every reference case", "[model][e2e]")
         INFO("first differing position " << first_diff);
         CHECK(first_diff == -1);
     }
+}
+
+TEST_CASE("prefill then decode gives the logits of token-by-token evaluation", "[model]") {
+    EMBER_REQUIRE_SHARED("models/stories260K.gguf");
+    for (const char* name : {"models/stories260K.gguf", "models/stories260K-Q8_0.gguf",
+                             "models/stories260K-Q4_0.gguf"}) {
+        if (!ember_test::has_shared_file(name)) continue;
+        INFO(name);
+        Loaded m(ember_test::shared_file(name).string());
+        const std::vector<int> ids = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421};
+        const int n_ctx = 32, n_vocab = static_cast<int>(m.weights.output.n_rows());
+        // A: every token as its own batch; keep all logits.
+        KvCache cache_a(m.config, n_ctx);
+        ForwardScratch scratch_a(m.config, m.weights, 1, n_ctx, 1, 2);
+        KvCache* caches_a[] = {&cache_a};
+        std::vector<std::vector<float>> one_by_one;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            const BatchRow row{ids[i], static_cast<std::int32_t>(i), 0, true};
+            REQUIRE(m.forward.run({&row, 1}, caches_a, scratch_a, 2, {}));
+            const auto l = scratch_a.logits(0);
+            one_by_one.emplace_back(l.begin(), l.end());
+        }
+        // B: the first 9 as one prefill with logits for every row, then the rest one at a time.
+        const std::size_t n_prefill = 9;
+        KvCache cache_b(m.config, n_ctx);
+        ForwardScratch scratch_b(m.config, m.weights, n_prefill, n_ctx, n_prefill, 2);
+        KvCache* caches_b[] = {&cache_b};
+        std::vector<BatchRow> rows;
+        for (std::size_t i = 0; i < n_prefill; ++i) rows.push_back({ids[i], static_cast<std::int32_t>(i), 0, true});
+        REQUIRE(m.forward.run(rows, caches_b, scratch_b, 2, {}));
+        float max_diff = 0.0f;
+        for (std::size_t i = 0; i < n_prefill; ++i) {
+            const auto l = scratch_b.logits(static_cast<std::int64_t>(i));
+            for (int v = 0; v < n_vocab; ++v) max_diff = std::max(max_diff, std::abs(l[v] - one_by_one[i][v]));
+        }
+        for (std::size_t i = n_prefill; i < ids.size(); ++i) {
+            const BatchRow row{ids[i], static_cast<std::int32_t>(i), 0, true};
+            REQUIRE(m.forward.run({&row, 1}, caches_b, scratch_b, 2, {}));
+            const auto l = scratch_b.logits(0);
+            for (int v = 0; v < n_vocab; ++v) max_diff = std::max(max_diff, std::abs(l[v] - one_by_one[i][v]));
+        }
+        CHECK(max_diff <= 1e-4f);
+    }
+}
+
+TEST_CASE("the cancel callback stops a pass between layers", "[model]") {
+    EMBER_REQUIRE_SHARED("models/stories260K.gguf");
+    Loaded m(ember_test::shared_file("models/stories260K.gguf").string());
+    KvCache cache(m.config, 8);
+    ForwardScratch scratch(m.config, m.weights, 1, 8, 1, 1);
+    KvCache* caches[] = {&cache};
+    int polls = 0;
+    const BatchRow row{1, 0, 0, true};
+    CHECK_FALSE(m.forward.run({&row, 1}, caches, scratch, 1, [&] { return ++polls == 3; }));
+    CHECK(polls == 3);
 }
