@@ -3,6 +3,7 @@
 // per ISA. n is always the number of values, a multiple of kQK_K (256).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/kquant_blocks.hpp"
@@ -40,6 +41,14 @@ float vec_dot_q6_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y);
 float vec_dot_q4_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
 float vec_dot_q5_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
 float vec_dot_q6_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
+// AVX-512 tiles (TileFn): each weight superblock unpacked once for up to 4 activation rows;
+// results bit-identical to the vec_dot above.
+void tile_q4_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
+                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy);
+void tile_q5_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
+                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy);
+void tile_q6_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
+                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy);
 
 /// Whether this CPU has AVX-VNNI (the VEX-encoded int8/int16 dot products) on top of AVX2.
 bool kquant_has_avxvnni() noexcept;

@@ -24,10 +24,11 @@ struct KQuantSet {
     TypeKernels q4_k, q5_k, q6_k;
 };
 
-constexpr KQuantSet make_set(VecDotFn d4, VecDotFn d5, VecDotFn d6) {
-    return {{TensorType::Q4_K, TensorType::Q8_K, quantize_act_q8_k, d4, nullptr, dequantize_q4_k},
-            {TensorType::Q5_K, TensorType::Q8_K, quantize_act_q8_k, d5, nullptr, dequantize_q5_k},
-            {TensorType::Q6_K, TensorType::Q8_K, quantize_act_q8_k, d6, nullptr, dequantize_q6_k}};
+constexpr KQuantSet make_set(VecDotFn d4, VecDotFn d5, VecDotFn d6, TileFn t4 = nullptr,
+                             TileFn t5 = nullptr, TileFn t6 = nullptr) {
+    return {{TensorType::Q4_K, TensorType::Q8_K, quantize_act_q8_k, d4, t4, dequantize_q4_k},
+            {TensorType::Q5_K, TensorType::Q8_K, quantize_act_q8_k, d5, t5, dequantize_q5_k},
+            {TensorType::Q6_K, TensorType::Q8_K, quantize_act_q8_k, d6, t6, dequantize_q6_k}};
 }
 
 constexpr KQuantSet kScalar = make_set(vec_dot_q4_k_q8_k_scalar, vec_dot_q5_k_q8_k_scalar,
@@ -37,7 +38,8 @@ constexpr KQuantSet kAvx2 = make_set(vec_dot_q4_k_q8_k_avx2, vec_dot_q5_k_q8_k_a
 constexpr KQuantSet kAvx2Vnni = make_set(vec_dot_q4_k_q8_k_avx2_vnni, vec_dot_q5_k_q8_k_avx2_vnni,
                                          vec_dot_q6_k_q8_k_avx2_vnni);
 constexpr KQuantSet kAvx512 = make_set(vec_dot_q4_k_q8_k_avx512, vec_dot_q5_k_q8_k_avx512,
-                                       vec_dot_q6_k_q8_k_avx512);
+                                       vec_dot_q6_k_q8_k_avx512, tile_q4_k_q8_k_avx512,
+                                       tile_q5_k_q8_k_avx512, tile_q6_k_q8_k_avx512);
 
 const KQuantSet& set_for(Isa isa) noexcept {
     switch (isa) {

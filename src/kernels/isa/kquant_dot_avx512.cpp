@@ -1,7 +1,8 @@
-// AVX-512 (BW + VNNI) K-quant x Q8_K dot products. A superblock is four 64-value groups, each
+// AVX-512 (BW + VNNI) K-quant x Q8_K dot products and tiles. A superblock is four 64-value groups, each
 // one zmm: the 32 packed bytes are broadcast to both 256-bit halves and shifted per half so the
 // unpacked values line up with 64 contiguous activations (no activation shuffles). int16 pair
 // products are scaled and accumulated in one vpdpwssd; the min / -32 terms use the bsums.
+// The tile kernels unpack each weight superblock once for up to 4 activation rows (prefill).
 // Kernel code only: raw pointers, intrinsics, internal-linkage helpers.
 // GCC 12's AVX-512 headers build "undefined" vectors as `__m512i __Y = __Y;`, which trips
 // -W(maybe-)uninitialized on every masked-out intrinsic: a known false positive.
@@ -9,6 +10,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/kquant.hpp"
@@ -57,9 +59,10 @@ inline __m512i bcast256(const std::uint8_t* p) {
     return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-template <bool kQ5>
-float dot_q45_k(std::int64_t n, const void* vx, const void* vy) {
-    const auto* y = static_cast<const BlockQ8K*>(vy);
+/// Dot products of one weight row with NT activation rows (a, a + a_stride, ...): each weight
+/// superblock is unpacked once and used NT times. NT == 1 is vec_dot.
+template <bool kQ5, int NT>
+void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i bit4 = _mm512_set1_epi8(0x10);
     const __m512i nib_shift = _mm512_set_epi64(4, 4, 4, 4, 0, 0, 0, 0);  // low half: low nibbles
@@ -71,8 +74,12 @@ float dot_q45_k(std::int64_t n, const void* vx, const void* vy) {
     const __m512i qh_rot[4] = {
         _mm512_set_epi64(3, 3, 3, 3, 4, 4, 4, 4), _mm512_set_epi64(1, 1, 1, 1, 2, 2, 2, 2),
         _mm512_set_epi64(63, 63, 63, 63, 0, 0, 0, 0), _mm512_set_epi64(61, 61, 61, 61, 62, 62, 62, 62)};
-    __m512 acc = _mm512_setzero_ps();
-    __m256 acc_m = _mm256_setzero_ps();
+    __m512 acc[NT];
+    __m256 acc_m[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm512_setzero_ps();
+        acc_m[t] = _mm256_setzero_ps();
+    }
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
         const std::uint8_t* scales;
@@ -86,75 +93,131 @@ float dot_q45_k(std::int64_t n, const void* vx, const void* vy) {
             const auto* x = static_cast<const BlockQ4K*>(vx) + i;
             scales = x->scales, qs = x->qs, d16 = x->d, dmin16 = x->dmin;
         }
-        const float dy = y[i].d;
+        const float d = fp16(d16), dmin = fp16(dmin16);
         const __m128i sm = unpack_scales_k4(scales);
-        acc_m = _mm256_fmadd_ps(_mm256_set1_ps(dy * fp16(dmin16)),
-                                _mm256_cvtepi32_ps(mins_dot_bsums(sm, y[i].bsums)), acc_m);
         const __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
         __m512i qh;
         if constexpr (kQ5) qh = bcast256(qhp);
-        const auto* a = reinterpret_cast<const __m512i*>(y[i].qs);
-        __m512i sumi = _mm512_setzero_si512();
+        __m512i q[4], s[4];
         for (int k = 0; k < 4; ++k) {
-            __m512i q = _mm512_and_si512(_mm512_srlv_epi64(bcast256(qs + 32 * k), nib_shift), m4);
+            q[k] = _mm512_and_si512(_mm512_srlv_epi64(bcast256(qs + 32 * k), nib_shift), m4);
             if constexpr (kQ5) {
-                q = _mm512_ternarylogic_epi64(q, _mm512_rolv_epi64(qh, qh_rot[k]), bit4, 0xF8);  // q | (h & 0x10)
+                q[k] = _mm512_ternarylogic_epi64(q[k], _mm512_rolv_epi64(qh, qh_rot[k]), bit4, 0xF8);  // q | (h & 0x10)
             }
-            const __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512(a + k));
-            sumi = _mm512_dpwssd_epi32(sumi, p, _mm512_shuffle_epi8(sc, ctl[k]));
+            s[k] = _mm512_shuffle_epi8(sc, ctl[k]);
         }
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * fp16(d16)), _mm512_cvtepi32_ps(sumi), acc);
+        for (int t = 0; t < NT; ++t) {
+            const auto* y = reinterpret_cast<const BlockQ8K*>(a + static_cast<std::size_t>(t) * a_stride) + i;
+            const float dy = y->d;
+            acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(dy * dmin),
+                                       _mm256_cvtepi32_ps(mins_dot_bsums(sm, y->bsums)), acc_m[t]);
+            const auto* av = reinterpret_cast<const __m512i*>(y->qs);
+            __m512i sumi = _mm512_setzero_si512();
+            for (int k = 0; k < 4; ++k) {
+                sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(q[k], _mm512_loadu_si512(av + k)), s[k]);
+            }
+            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(dy * d), _mm512_cvtepi32_ps(sumi), acc[t]);
+        }
     }
-    return _mm512_reduce_add_ps(acc) - hsum_ps(acc_m);
+    for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum_ps(acc_m[t]);
 }
 
-float dot_q6_k(std::int64_t n, const void* vx, const void* vy) {
+template <int NT>
+void dot_q6_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
     const auto* x = static_cast<const BlockQ6K*>(vx);
-    const auto* y = static_cast<const BlockQ8K*>(vy);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i m30 = _mm512_set1_epi8(0x30);
     // Group 0 of a half: values 0..31 take qh bits 0-1 (<<4), 32..63 bits 2-3 (<<2).
     // Group 1: values 64..95 bits 4-5 (as is), 96..127 bits 6-7 (>>2). Rotates per 64-bit lane.
     const __m512i qh_rot0 = _mm512_set_epi64(2, 2, 2, 2, 4, 4, 4, 4);
     const __m512i qh_rot1 = _mm512_set_epi64(62, 62, 62, 62, 0, 0, 0, 0);
-    // Scale words per 128-bit lane (16 values each): group g of half h uses scales 8h+4g+lane.
+    // Scale words per 128-bit lane (16 values each): group g (64 values) uses scales 4g+lane.
     __m512i sc_idx[4];
     for (int g = 0; g < 4; ++g) {
         alignas(64) short idx[32];
         for (int w = 0; w < 32; ++w) idx[w] = static_cast<short>(4 * g + w / 8);
         sc_idx[g] = _mm512_load_si512(idx);
     }
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
         const __m256i sc16 = _mm256_cvtepi8_epi16(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
-        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums));
-        const __m256i bias = _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5);
-        __m512i sumi = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_zextsi256_si512(bias));
         const __m512i scz = _mm512_zextsi256_si512(sc16);
-        const auto* a = reinterpret_cast<const __m512i*>(y[i].qs);
+        __m512i q[4], s[4];
         for (int h = 0; h < 2; ++h) {
             const __m512i ql = _mm512_loadu_si512(x[i].ql + 64 * h);
             const __m512i qh = bcast256(x[i].qh + 32 * h);
-            const __m512i q0 = _mm512_ternarylogic_epi64(
+            q[2 * h] = _mm512_ternarylogic_epi64(
                 _mm512_and_si512(ql, m4), _mm512_rolv_epi64(qh, qh_rot0), m30, 0xF8);
-            const __m512i q1 = _mm512_ternarylogic_epi64(
+            q[2 * h + 1] = _mm512_ternarylogic_epi64(
                 _mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_rolv_epi64(qh, qh_rot1), m30, 0xF8);
-            const __m512i p0 = _mm512_maddubs_epi16(q0, _mm512_loadu_si512(a + 2 * h));
-            const __m512i p1 = _mm512_maddubs_epi16(q1, _mm512_loadu_si512(a + 2 * h + 1));
-            sumi = _mm512_dpwssd_epi32(sumi, p0, _mm512_permutexvar_epi16(sc_idx[2 * h], scz));
-            sumi = _mm512_dpwssd_epi32(sumi, p1, _mm512_permutexvar_epi16(sc_idx[2 * h + 1], scz));
         }
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(y[i].d * fp16(x[i].d)), _mm512_cvtepi32_ps(sumi), acc);
+        for (int g = 0; g < 4; ++g) s[g] = _mm512_permutexvar_epi16(sc_idx[g], scz);
+        const float d = fp16(x[i].d);
+        for (int t = 0; t < NT; ++t) {
+            const auto* y = reinterpret_cast<const BlockQ8K*>(a + static_cast<std::size_t>(t) * a_stride) + i;
+            // -32 offset of every q: sum_j sc[j] * bsums[j] * 32, subtracted up front.
+            const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
+            const __m256i bias = _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5);
+            __m512i sumi = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_zextsi256_si512(bias));
+            const auto* av = reinterpret_cast<const __m512i*>(y->qs);
+            for (int g = 0; g < 4; ++g) {
+                sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(q[g], _mm512_loadu_si512(av + g)), s[g]);
+            }
+            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * d), _mm512_cvtepi32_ps(sumi), acc[t]);
+        }
     }
-    return _mm512_reduce_add_ps(acc);
+    for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]);
+}
+
+using MultiDot = void (*)(std::int64_t, const void*, const std::uint8_t*, std::size_t, float*);
+
+/// y[t * ldy + r] for all rows and tokens, tokens in groups of 4 (then 3, 2, 1).
+inline void tile(const MultiDot* by_nt, std::int64_t n, const void* w, std::size_t w_stride,
+                 std::int64_t n_w, const void* a, std::size_t a_stride, std::int64_t n_a, float* y,
+                 std::int64_t ldy) {
+    const auto* wb = static_cast<const std::uint8_t*>(w);
+    const auto* ab = static_cast<const std::uint8_t*>(a);
+    for (std::int64_t r = 0; r < n_w; ++r) {
+        const std::uint8_t* wr = wb + static_cast<std::size_t>(r) * w_stride;
+        for (std::int64_t t = 0; t < n_a; t += 4) {
+            const std::int64_t nt = n_a - t < 4 ? n_a - t : 4;
+            float out[4];
+            by_nt[nt - 1](n, wr, ab + static_cast<std::size_t>(t) * a_stride, a_stride, out);
+            for (std::int64_t j = 0; j < nt; ++j) y[(t + j) * ldy + r] = out[j];
+        }
+    }
+}
+
+constexpr MultiDot kQ4[4] = {dot_q45_k<false, 1>, dot_q45_k<false, 2>, dot_q45_k<false, 3>, dot_q45_k<false, 4>};
+constexpr MultiDot kQ5[4] = {dot_q45_k<true, 1>, dot_q45_k<true, 2>, dot_q45_k<true, 3>, dot_q45_k<true, 4>};
+constexpr MultiDot kQ6[4] = {dot_q6_k<1>, dot_q6_k<2>, dot_q6_k<3>, dot_q6_k<4>};
+
+inline float dot1(MultiDot f, std::int64_t n, const void* x, const void* y) {
+    float out;
+    f(n, x, static_cast<const std::uint8_t*>(y), 0, &out);
+    return out;
 }
 
 }  // namespace
 
-float vec_dot_q4_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot_q45_k<false>(n, x, y); }
-float vec_dot_q5_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot_q45_k<true>(n, x, y); }
-float vec_dot_q6_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot_q6_k(n, x, y); }
+float vec_dot_q4_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot1(kQ4[0], n, x, y); }
+float vec_dot_q5_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot1(kQ5[0], n, x, y); }
+float vec_dot_q6_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot1(kQ6[0], n, x, y); }
+
+void tile_q4_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
+                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy) {
+    tile(kQ4, n, w, w_stride, n_w, a, a_stride, n_a, y, ldy);
+}
+void tile_q5_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
+                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy) {
+    tile(kQ5, n, w, w_stride, n_w, a, a_stride, n_a, y, ldy);
+}
+void tile_q6_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
+                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy) {
+    tile(kQ6, n, w, w_stride, n_w, a, a_stride, n_a, y, ldy);
+}
 
 }  // namespace ember::kernels

@@ -169,3 +169,50 @@ TEST_CASE("K-quant dot products approximate the float dot product", "[kquants]")
         CHECK(std::fabs(got - ref) <= tol[i++] * mag);
     }
 }
+
+TEST_CASE("K-quant AVX-512 tiles equal the AVX-512 dot products", "[kquants][isa]") {
+    if (!ember::kernels::isa_available(ember::kernels::Isa::avx512)) {
+        WARN("no AVX-512 on this CPU: tile test skipped");
+        return;
+    }
+    std::mt19937 rng(77);
+    const struct {
+        TensorType t;
+        TileFn tile;
+        VecDotFn dot;
+    } cases[] = {{TensorType::Q4_K, tile_q4_k_q8_k_avx512, vec_dot_q4_k_q8_k_avx512},
+                 {TensorType::Q5_K, tile_q5_k_q8_k_avx512, vec_dot_q5_k_q8_k_avx512},
+                 {TensorType::Q6_K, tile_q6_k_q8_k_avx512, vec_dot_q6_k_q8_k_avx512}};
+    for (const auto& c : cases) {
+        for (std::int64_t nb : {1, 3}) {
+            const std::int64_t n = nb * kQK_K;
+            const std::int64_t n_w = 5;
+            const std::size_t w_row = block_bytes(c.t) * static_cast<std::size_t>(nb);
+            const std::size_t w_stride = w_row + 3;  // rows need not be packed
+            const std::size_t a_row = sizeof(BlockQ8K) * static_cast<std::size_t>(nb);
+            const std::size_t a_stride = a_row + 64;
+            std::vector<std::uint8_t> w(w_stride * n_w), a(a_stride * 9);
+            for (std::int64_t r = 0; r < n_w; ++r) {
+                const auto blocks = random_blocks(c.t, nb, rng);
+                std::memcpy(w.data() + r * w_stride, blocks.data(), w_row);
+            }
+            for (int tk = 0; tk < 9; ++tk) {
+                const auto q = quantize(TensorType::Q8_K, gaussian(n, static_cast<std::uint32_t>(rng())));
+                std::memcpy(a.data() + tk * a_stride, q.data(), a_row);
+            }
+            for (std::int64_t n_a = 1; n_a <= 9; ++n_a) {
+                const std::int64_t ldy = n_w + 2;
+                std::vector<float> y(static_cast<std::size_t>(ldy * n_a), -1.0f);
+                c.tile(n, w.data(), w_stride, n_w, a.data(), a_stride, n_a, y.data(), ldy);
+                for (std::int64_t tk = 0; tk < n_a; ++tk) {
+                    for (std::int64_t r = 0; r < n_w; ++r) {
+                        INFO(ember::tensor_type_name(c.t) << " nb=" << nb << " n_a=" << n_a << " t=" << tk << " r=" << r);
+                        CHECK(y[static_cast<std::size_t>(tk * ldy + r)] ==
+                              c.dot(n, w.data() + r * w_stride, a.data() + tk * a_stride));
+                    }
+                    CHECK(y[static_cast<std::size_t>(tk * ldy + n_w)] == -1.0f);  // ldy padding untouched
+                }
+            }
+        }
+    }
+}
