@@ -4,6 +4,7 @@
 //   cold: a rotation of copies totalling >= 512 MiB, so every pass comes from DRAM
 //   cpu:  1 thread, timed by thread CPU time (robust on a loaded machine: preemption excluded)
 //   kernel: the bare vec_dot over an L2-resident block of rows (compute ceiling), CPU time
+//   pp64: prefill of 64 tokens, 1 thread, CPU time, in GOP/s (2 ops per weight per token)
 // Usage: bench_kquants [rows=4096] [cols=4096] [reps=20]
 #include <algorithm>
 #include <chrono>
@@ -67,10 +68,13 @@ int main(int argc, char** argv) {
     std::printf("bench_kquants: %lld x %lld, detected ISA %s, avx-vnni %s\n",
                 static_cast<long long>(rows), static_cast<long long>(cols),
                 std::string(isa_name(detected_isa())).c_str(), kquant_has_avxvnni() ? "yes" : "no");
-    std::printf("%-5s %-7s %7s %9s %9s %9s %11s %10s\n", "type", "isa", "threads", "hot GB/s",
-                "cold GB/s", "cpu GB/s", "kernel GB/s", "us/matvec");
+    std::printf("%-5s %-7s %7s %9s %9s %9s %11s %10s %10s\n", "type", "isa", "threads", "hot GB/s",
+                "cold GB/s", "cpu GB/s", "kernel GB/s", "us/matvec", "pp64 GOP/s");
 
     const auto x = random_row(cols, 99);
+    const std::int64_t n_prefill = 64;
+    const auto xp = random_row(cols * n_prefill, 98);
+    std::vector<float> yp(static_cast<std::size_t>(rows * n_prefill));
     std::vector<float> y(static_cast<std::size_t>(rows));
     for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
         // 64 distinct quantized rows, tiled over the matrix (content does not change speed).
@@ -96,7 +100,7 @@ int main(int argc, char** argv) {
             info.data = pool.data() + c * mat_bytes;
             mats.push_back(WeightMatrix::prepare(info));
         }
-        std::vector<std::byte> scratch(matmul_scratch_bytes(mats[0], 1));
+        std::vector<std::byte> scratch(matmul_scratch_bytes(mats[0], n_prefill));
 
         for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
             if (!isa_available(isa)) continue;
@@ -112,7 +116,7 @@ int main(int argc, char** argv) {
                     matmul(mats[r % n_copies], x.data(), 1, y.data(), rows, scratch, threads, isa);
                 }
                 const double cold = seconds_since(t0) / static_cast<double>(cold_reps);
-                double cpu_gbs = 0, kernel_gbs = 0;
+                double cpu_gbs = 0, kernel_gbs = 0, pp_gops = 0;
                 if (threads == 1) {
                     double c0 = thread_cpu_seconds();
                     for (std::size_t r = 0; r < cold_reps; ++r) {
@@ -131,11 +135,14 @@ int main(int argc, char** argv) {
                     }
                     kernel_gbs = 64.0 * row_bytes * kreps / (thread_cpu_seconds() - c0) * 1e-9;
                     if (sink == 12345.678f) std::printf(" ");
+                    c0 = thread_cpu_seconds();
+                    matmul(mats[0], xp.data(), n_prefill, yp.data(), rows, scratch, 1, isa);
+                    pp_gops = 2.0 * rows * cols * n_prefill / (thread_cpu_seconds() - c0) * 1e-9;
                 }
-                std::printf("%-5s %-7s %7d %9.1f %9.1f %9.1f %11.1f %10.1f\n",
+                std::printf("%-5s %-7s %7d %9.1f %9.1f %9.1f %11.1f %10.1f %10.1f\n",
                             std::string(tensor_type_name(t)).c_str(), std::string(isa_name(isa)).c_str(),
                             threads, mat_bytes / hot * 1e-9, mat_bytes / cold * 1e-9, cpu_gbs, kernel_gbs,
-                            hot * 1e6);
+                            hot * 1e6, pp_gops);
             }
         }
     }

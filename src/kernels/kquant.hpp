@@ -41,8 +41,18 @@ float vec_dot_q6_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y);
 float vec_dot_q4_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
 float vec_dot_q5_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
 float vec_dot_q6_k_q8_k_avx512(std::int64_t n, const void* x, const void* y);
-// AVX-512 tiles (TileFn): each weight superblock unpacked once for up to 4 activation rows;
+// Tiles (TileFn) for AVX2, AVX2 + AVX-VNNI and AVX-512: each weight superblock unpacked once for up to 4 activation rows;
 // results bit-identical to the vec_dot above.
+#define EMBER_KQ_DECLARE_TILE(name)                                                                 \
+    void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w, const void* a, \
+              std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy);
+EMBER_KQ_DECLARE_TILE(tile_q4_k_q8_k_avx2)
+EMBER_KQ_DECLARE_TILE(tile_q5_k_q8_k_avx2)
+EMBER_KQ_DECLARE_TILE(tile_q6_k_q8_k_avx2)
+EMBER_KQ_DECLARE_TILE(tile_q4_k_q8_k_avx2_vnni)
+EMBER_KQ_DECLARE_TILE(tile_q5_k_q8_k_avx2_vnni)
+EMBER_KQ_DECLARE_TILE(tile_q6_k_q8_k_avx2_vnni)
+#undef EMBER_KQ_DECLARE_TILE
 void tile_q4_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
                            const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy);
 void tile_q5_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,

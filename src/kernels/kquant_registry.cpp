@@ -34,9 +34,11 @@ constexpr KQuantSet make_set(VecDotFn d4, VecDotFn d5, VecDotFn d6, TileFn t4 = 
 constexpr KQuantSet kScalar = make_set(vec_dot_q4_k_q8_k_scalar, vec_dot_q5_k_q8_k_scalar,
                                        vec_dot_q6_k_q8_k_scalar);
 constexpr KQuantSet kAvx2 = make_set(vec_dot_q4_k_q8_k_avx2, vec_dot_q5_k_q8_k_avx2,
-                                     vec_dot_q6_k_q8_k_avx2);
+                                     vec_dot_q6_k_q8_k_avx2, tile_q4_k_q8_k_avx2,
+                                     tile_q5_k_q8_k_avx2, tile_q6_k_q8_k_avx2);
 constexpr KQuantSet kAvx2Vnni = make_set(vec_dot_q4_k_q8_k_avx2_vnni, vec_dot_q5_k_q8_k_avx2_vnni,
-                                         vec_dot_q6_k_q8_k_avx2_vnni);
+                                         vec_dot_q6_k_q8_k_avx2_vnni, tile_q4_k_q8_k_avx2_vnni,
+                                         tile_q5_k_q8_k_avx2_vnni, tile_q6_k_q8_k_avx2_vnni);
 constexpr KQuantSet kAvx512 = make_set(vec_dot_q4_k_q8_k_avx512, vec_dot_q5_k_q8_k_avx512,
                                        vec_dot_q6_k_q8_k_avx512, tile_q4_k_q8_k_avx512,
                                        tile_q5_k_q8_k_avx512, tile_q6_k_q8_k_avx512);

@@ -4,6 +4,7 @@
 // converted to float once; the min / -32 offset terms come from the activations' bsums.
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/kquant.hpp"
@@ -160,6 +161,146 @@ float dot_q6_k(std::int64_t n, const void* vx, const void* vy) {
     return hsum_ps(acc);
 }
 
+/// Multi-token twins of dot_q45_k / dot_q6_k for the tiles: one weight row against NT
+/// activation rows (a_stride bytes apart), each unpacked 32-byte group used NT times. The int32
+/// lanes and float operations are those of the single-token kernels, so results are identical.
+template <bool kVnni, bool kQ5, int NT>
+void dot_q45_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
+    __m256 acc[NT], acc_m[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = acc_m[t] = _mm256_setzero_ps();
+    const std::int64_t nb = n / kQK_K;
+    for (std::int64_t i = 0; i < nb; ++i) {
+        const std::uint8_t* scales;
+        const std::uint8_t* qs;
+        const std::uint8_t* qhp = nullptr;
+        std::uint16_t d16, dmin16;
+        if constexpr (kQ5) {
+            const auto* x = static_cast<const BlockQ5K*>(vx) + i;
+            scales = x->scales, qs = x->qs, qhp = x->qh, d16 = x->d, dmin16 = x->dmin;
+        } else {
+            const auto* x = static_cast<const BlockQ4K*>(vx) + i;
+            scales = x->scales, qs = x->qs, d16 = x->d, dmin16 = x->dmin;
+        }
+        const float d = fp16(d16), dmin = fp16(dmin16);
+        const __m128i sm = unpack_scales_k4(scales);
+        const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        const BlockQ8K* y[NT];
+        for (int t = 0; t < NT; ++t) {
+            y[t] = reinterpret_cast<const BlockQ8K*>(a + static_cast<std::size_t>(t) * a_stride) + i;
+            acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dmin),
+                                       _mm256_cvtepi32_ps(mins_dot_bsums(sm, y[t]->bsums)), acc_m[t]);
+        }
+        __m256i qh;
+        if constexpr (kQ5) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
+        __m256i sumi[NT];
+        for (int t = 0; t < NT; ++t) sumi[t] = _mm256_setzero_si256();
+        for (int k = 0; k < 4; ++k) {
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * k));
+            __m256i lo = _mm256_and_si256(q, m4);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            if constexpr (kQ5) {
+                lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(qh, 4), bit4));
+                hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit4));
+                qh = _mm256_srli_epi16(qh, 2);
+            }
+            const __m256i s0 = _mm256_shuffle_epi8(sc, word_bcast(2 * k));
+            const __m256i s1 = _mm256_shuffle_epi8(sc, word_bcast(2 * k + 1));
+            for (int t = 0; t < NT; ++t) {
+                const std::int8_t* at = y[t]->qs + 64 * k;
+                sumi[t] = madd_acc<kVnni>(sumi[t], _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))), s0);
+                sumi[t] = madd_acc<kVnni>(sumi[t], _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 32))), s1);
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[t]) - hsum_ps(acc_m[t]);
+}
+
+template <bool kVnni, int NT>
+void dot_q6_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
+    const auto* x = static_cast<const BlockQ6K*>(vx);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i m30 = _mm256_set1_epi8(0x30);
+    __m256 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+    const std::int64_t nb = n / kQK_K;
+    for (std::int64_t i = 0; i < nb; ++i) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
+        const BlockQ8K* y[NT];
+        __m256i sumi[NT];
+        for (int t = 0; t < NT; ++t) {
+            y[t] = reinterpret_cast<const BlockQ8K*>(a + static_cast<std::size_t>(t) * a_stride) + i;
+            const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[t]->bsums));
+            sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5));
+        }
+        const std::uint8_t* ql = x[i].ql;
+        const std::uint8_t* qhp = x[i].qh;
+        for (int h = 0; h < 2; ++h, ql += 64, qhp += 32) {
+            const __m256i sc = _mm256_broadcastsi128_si256(h == 0 ? _mm256_castsi256_si128(sc16)
+                                                                  : _mm256_extracti128_si256(sc16, 1));
+            const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+            const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                   _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            for (int g = 0; g < 4; ++g) {
+                const __m256i s = _mm256_shuffle_epi8(sc, word_bcast2(2 * g, 2 * g + 1));
+                for (int t = 0; t < NT; ++t) {
+                    const auto* av = reinterpret_cast<const __m256i*>(y[t]->qs + 128 * h + 32 * g);
+                    sumi[t] = madd_acc<kVnni>(sumi[t], _mm256_maddubs_epi16(q[g], _mm256_loadu_si256(av)), s);
+                }
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * fp16(x[i].d)), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[t]);
+}
+
+using MultiDot = void (*)(std::int64_t, const void*, const std::uint8_t*, std::size_t, float*);
+using SingleDot = float (*)(std::int64_t, const void*, const void*);
+
+/// y[t * ldy + r] for all rows and tokens: groups of 4 tokens, then 3 or 2, a last single
+/// token through the single-token kernel.
+inline void tile(const MultiDot* multi /* NT 2..4 */, SingleDot single, std::int64_t n, const void* w,
+                 std::size_t w_stride, std::int64_t n_w, const void* a, std::size_t a_stride,
+                 std::int64_t n_a, float* y, std::int64_t ldy) {
+    const auto* wb = static_cast<const std::uint8_t*>(w);
+    const auto* ab = static_cast<const std::uint8_t*>(a);
+    for (std::int64_t r = 0; r < n_w; ++r) {
+        const std::uint8_t* wr = wb + static_cast<std::size_t>(r) * w_stride;
+        for (std::int64_t t = 0; t < n_a; t += 4) {
+            const std::int64_t nt = n_a - t < 4 ? n_a - t : 4;
+            const std::uint8_t* at = ab + static_cast<std::size_t>(t) * a_stride;
+            if (nt == 1) {
+                y[t * ldy + r] = single(n, wr, at);
+                continue;
+            }
+            float out[4];
+            multi[nt - 2](n, wr, at, a_stride, out);
+            for (std::int64_t j = 0; j < nt; ++j) y[(t + j) * ldy + r] = out[j];
+        }
+    }
+}
+
+template <bool kVnni>
+struct Multi {
+    static constexpr MultiDot q4[3] = {dot_q45_k_multi<kVnni, false, 2>, dot_q45_k_multi<kVnni, false, 3>,
+                                       dot_q45_k_multi<kVnni, false, 4>};
+    static constexpr MultiDot q5[3] = {dot_q45_k_multi<kVnni, true, 2>, dot_q45_k_multi<kVnni, true, 3>,
+                                       dot_q45_k_multi<kVnni, true, 4>};
+    static constexpr MultiDot q6[3] = {dot_q6_k_multi<kVnni, 2>, dot_q6_k_multi<kVnni, 3>, dot_q6_k_multi<kVnni, 4>};
+};
+
 }  // namespace
 
 float vec_dot_q4_k_q8_k_avx2(std::int64_t n, const void* x, const void* y) { return dot_q45_k<false, false>(n, x, y); }
@@ -168,5 +309,22 @@ float vec_dot_q6_k_q8_k_avx2(std::int64_t n, const void* x, const void* y) { ret
 float vec_dot_q4_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y) { return dot_q45_k<true, false>(n, x, y); }
 float vec_dot_q5_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y) { return dot_q45_k<true, true>(n, x, y); }
 float vec_dot_q6_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y) { return dot_q6_k<true>(n, x, y); }
+
+}  // namespace ember::kernels
+
+namespace ember::kernels {
+
+#define EMBER_KQ_TILE(name, table, single)                                                          \
+    void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w, const void* a, \
+              std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy) {                 \
+        tile(table, single, n, w, w_stride, n_w, a, a_stride, n_a, y, ldy);                        \
+    }
+EMBER_KQ_TILE(tile_q4_k_q8_k_avx2, Multi<false>::q4, vec_dot_q4_k_q8_k_avx2)
+EMBER_KQ_TILE(tile_q5_k_q8_k_avx2, Multi<false>::q5, vec_dot_q5_k_q8_k_avx2)
+EMBER_KQ_TILE(tile_q6_k_q8_k_avx2, Multi<false>::q6, vec_dot_q6_k_q8_k_avx2)
+EMBER_KQ_TILE(tile_q4_k_q8_k_avx2_vnni, Multi<true>::q4, vec_dot_q4_k_q8_k_avx2_vnni)
+EMBER_KQ_TILE(tile_q5_k_q8_k_avx2_vnni, Multi<true>::q5, vec_dot_q5_k_q8_k_avx2_vnni)
+EMBER_KQ_TILE(tile_q6_k_q8_k_avx2_vnni, Multi<true>::q6, vec_dot_q6_k_q8_k_avx2_vnni)
+#undef EMBER_KQ_TILE
 
 }  // namespace ember::kernels

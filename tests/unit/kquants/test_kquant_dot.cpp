@@ -170,20 +170,32 @@ TEST_CASE("K-quant dot products approximate the float dot product", "[kquants]")
     }
 }
 
-TEST_CASE("K-quant AVX-512 tiles equal the AVX-512 dot products", "[kquants][isa]") {
-    if (!ember::kernels::isa_available(ember::kernels::Isa::avx512)) {
-        WARN("no AVX-512 on this CPU: tile test skipped");
-        return;
-    }
+TEST_CASE("K-quant tiles equal the dot products of their ISA", "[kquants][isa]") {
+    using ember::kernels::Isa;
+    using ember::kernels::isa_available;
     std::mt19937 rng(77);
+    const bool avx2 = isa_available(Isa::avx2), vnni = avx2 && kquant_has_avxvnni();
+    const bool avx512 = isa_available(Isa::avx512);
     const struct {
         TensorType t;
         TileFn tile;
         VecDotFn dot;
-    } cases[] = {{TensorType::Q4_K, tile_q4_k_q8_k_avx512, vec_dot_q4_k_q8_k_avx512},
-                 {TensorType::Q5_K, tile_q5_k_q8_k_avx512, vec_dot_q5_k_q8_k_avx512},
-                 {TensorType::Q6_K, tile_q6_k_q8_k_avx512, vec_dot_q6_k_q8_k_avx512}};
-    for (const auto& c : cases) {
+        bool available;
+        const char* isa;
+    } all_cases[] = {
+        {TensorType::Q4_K, tile_q4_k_q8_k_avx2, vec_dot_q4_k_q8_k_avx2, avx2, "avx2"},
+        {TensorType::Q5_K, tile_q5_k_q8_k_avx2, vec_dot_q5_k_q8_k_avx2, avx2, "avx2"},
+        {TensorType::Q6_K, tile_q6_k_q8_k_avx2, vec_dot_q6_k_q8_k_avx2, avx2, "avx2"},
+        {TensorType::Q4_K, tile_q4_k_q8_k_avx2_vnni, vec_dot_q4_k_q8_k_avx2_vnni, vnni, "avx2_vnni"},
+        {TensorType::Q5_K, tile_q5_k_q8_k_avx2_vnni, vec_dot_q5_k_q8_k_avx2_vnni, vnni, "avx2_vnni"},
+        {TensorType::Q6_K, tile_q6_k_q8_k_avx2_vnni, vec_dot_q6_k_q8_k_avx2_vnni, vnni, "avx2_vnni"},
+        {TensorType::Q4_K, tile_q4_k_q8_k_avx512, vec_dot_q4_k_q8_k_avx512, avx512, "avx512"},
+        {TensorType::Q5_K, tile_q5_k_q8_k_avx512, vec_dot_q5_k_q8_k_avx512, avx512, "avx512"},
+        {TensorType::Q6_K, tile_q6_k_q8_k_avx512, vec_dot_q6_k_q8_k_avx512, avx512, "avx512"}};
+    if (!avx2) WARN("no AVX2 on this CPU: tile test skipped");
+    for (const auto& c : all_cases) {
+        if (!c.available) continue;
+        INFO(c.isa);
         for (std::int64_t nb : {1, 3}) {
             const std::int64_t n = nb * kQK_K;
             const std::int64_t n_w = 5;
