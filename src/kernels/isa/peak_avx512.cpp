@@ -1,0 +1,58 @@
+// AVX-512 peak loops: vpdpbusd and vfmadd on zmm over 12 independent accumulators (two ports x
+// latency up to 6). Kernel code only.
+#include <immintrin.h>
+
+#include "kernels/peak.hpp"
+
+namespace ember::kernels {
+
+#define EMBER_PEAK_12(OP) \
+    OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) OP(8) OP(9) OP(10) OP(11)
+
+std::int64_t peak_int8_avx512(std::int64_t iters, std::int32_t* sink) noexcept {
+    const __m512i a = _mm512_set1_epi8(static_cast<char>(*sink | 1));
+    const __m512i b = _mm512_set1_epi8(3);
+#define DECL(i) __m512i acc##i = _mm512_setzero_si512();
+    EMBER_PEAK_12(DECL)
+#undef DECL
+    for (std::int64_t it = 0; it < iters; ++it) {
+#define STEP(i) acc##i = _mm512_dpbusd_epi32(acc##i, a, b);
+        EMBER_PEAK_12(STEP)
+#undef STEP
+    }
+    __m512i s = _mm512_setzero_si512();
+#define SUM(i) s = _mm512_add_epi32(s, acc##i);
+    EMBER_PEAK_12(SUM)
+#undef SUM
+    alignas(64) std::int32_t lanes[16];
+    _mm512_store_si512(lanes, s);
+    std::int32_t total = 0;
+    for (int i = 0; i < 16; ++i) total += lanes[i];
+    *sink = total;
+    return iters * 12 * 64 * 2;
+}
+
+std::int64_t peak_f32_avx512(std::int64_t iters, float* sink) noexcept {
+    const __m512 m = _mm512_set1_ps(*sink * 0.0f + 0.999999f);
+    const __m512 c = _mm512_set1_ps(1e-7f);
+#define DECL(i) __m512 acc##i = _mm512_set1_ps(static_cast<float>(i + 1));
+    EMBER_PEAK_12(DECL)
+#undef DECL
+    for (std::int64_t it = 0; it < iters; ++it) {
+#define STEP(i) acc##i = _mm512_fmadd_ps(acc##i, m, c);
+        EMBER_PEAK_12(STEP)
+#undef STEP
+    }
+    __m512 s = _mm512_setzero_ps();
+#define SUM(i) s = _mm512_add_ps(s, acc##i);
+    EMBER_PEAK_12(SUM)
+#undef SUM
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, s);
+    *sink = lanes[0] + lanes[15];
+    return iters * 12 * 16 * 2;
+}
+
+#undef EMBER_PEAK_12
+
+}  // namespace ember::kernels

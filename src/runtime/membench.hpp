@@ -1,0 +1,20 @@
+// Memory read bandwidth, measured the way decode uses memory: every thread streams through its
+// own slice of a buffer much larger than the last-level cache. The ceiling for decode speed.
+#pragma once
+
+#include <cstddef>
+
+namespace ember {
+
+struct BandwidthMeasure {
+    double bytes_per_second = 0.0;  ///< Best pass.
+    double median_bytes_per_second = 0.0;
+    std::size_t buffer_bytes = 0;
+    int threads = 0;
+};
+
+/// Allocates `buffer_bytes` (each thread first-touches its slice), then times `passes` full
+/// read passes on `n_threads` threads. Throws ember::Error when the buffer cannot be allocated.
+BandwidthMeasure measure_read_bandwidth(std::size_t buffer_bytes, int n_threads, int passes = 5);
+
+}  // namespace ember

@@ -1,0 +1,357 @@
+// ember-bench: prompt processing (ppN) and generation (tgN) speed like llama-bench, each set
+// against the machine's own limits measured in the same run:
+//   - tg: weight bytes read per token / read bandwidth (streaming-read benchmark, same threads)
+//   - pp: 2 x matrix parameters per token / arithmetic peak (int8 vpdpbusd for quantized
+//         models, f32 FMA for F32/F16/BF16), register-resident loops on all threads.
+//
+//   ember-bench -m model.gguf [-p 512] [-n 128] [-t 2] [-r 5] [-o md|csv|json] [--isa]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/model_impl.hpp"
+#include "common/quant_mix.hpp"
+#include "ember/model.hpp"
+#include "ember/session.hpp"
+#include "kernels/dispatch.hpp"
+#include "kernels/kquant.hpp"
+#include "kernels/peak.hpp"
+#include "runtime/membench.hpp"
+#include "runtime/parallel.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+    std::vector<std::string> models;
+    int n_prompt = 512, n_gen = 128, threads = 2, reps = 5;
+    std::string output = "md";
+    std::size_t bw_mib = 1024;
+    bool limits = true;
+};
+
+struct Peak {
+    double ops_per_second = 0.0;
+    std::string kernel;
+};
+
+struct Result {
+    std::string model, type, test;
+    std::int64_t size_bytes = 0, params = 0, matrix_params = 0, bytes_per_token = 0;
+    int threads = 0, n_tokens = 0;
+    double mean = 0.0, sd = 0.0;
+    double limit_fraction = -1.0;  // < 0: not measured
+    std::string limit_kind;        // "bandwidth", "int8 peak", "f32 peak"
+};
+
+void usage() {
+    std::fprintf(stderr,
+                 "usage: ember-bench -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-t 2] [-r 5] [-o md|csv|json]\n"
+                 "                   [--bw-mib 1024] [--no-limits] [--isa]\n"
+                 "  -p N  prompt processing test: one prefill of N random tokens (0: skip)\n"
+                 "  -n N  generation test: N single-token decodes (0: skip)\n"
+                 "  --isa print the kernel ISA in use and exit\n");
+}
+
+double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Runs fn(iters) on n_threads threads at once; returns the total operations per second.
+template <class Fn>
+double run_peak(int n_threads, Fn fn) {
+    std::int64_t iters = 1 << 16;
+    for (;;) {  // grow until one run takes >= 0.2 s
+        std::int64_t ops = 0;
+        const auto t0 = Clock::now();
+#pragma omp parallel num_threads(n_threads) reduction(+ : ops)
+        { ops += fn(iters); }
+        const double s = seconds(t0);
+        if (s >= 0.2) return static_cast<double>(ops) / s;
+        iters *= s > 0.01 ? static_cast<std::int64_t>(std::ceil(0.25 / s)) : 16;
+    }
+}
+
+Peak measure_int8_peak(int n_threads) {
+    using namespace ember::kernels;
+    const Isa isa = active_isa();
+    Peak p;
+    std::int64_t (*fn)(std::int64_t, std::int32_t*) = peak_int8_scalar;
+    p.kernel = "scalar imul";
+    if (isa == Isa::avx512) {
+        fn = peak_int8_avx512;
+        p.kernel = "vpdpbusd zmm";
+    } else if (isa == Isa::avx2 && kquant_has_avxvnni()) {
+        fn = peak_int8_avx2_vnni;
+        p.kernel = "vpdpbusd ymm";
+    } else if (isa == Isa::avx2) {
+        fn = peak_int8_avx2;
+        p.kernel = "vpmaddubsw ymm";
+    }
+    p.ops_per_second = run_peak(n_threads, [fn](std::int64_t it) {
+        std::int32_t sink = 1;
+        return fn(it, &sink);
+    });
+    return p;
+}
+
+Peak measure_f32_peak(int n_threads) {
+    using namespace ember::kernels;
+    const Isa isa = active_isa();
+    Peak p;
+    std::int64_t (*fn)(std::int64_t, float*) = peak_f32_scalar;
+    p.kernel = "scalar mul+add";
+    if (isa == Isa::avx512) {
+        fn = peak_f32_avx512;
+        p.kernel = "vfmadd zmm";
+    } else if (isa == Isa::avx2) {
+        fn = peak_f32_avx2;
+        p.kernel = "vfmadd ymm";
+    }
+    p.ops_per_second = run_peak(n_threads, [fn](std::int64_t it) {
+        float sink = 1.0f;
+        return fn(it, &sink);
+    });
+    return p;
+}
+
+void mean_sd(const std::vector<double>& v, double& mean, double& sd) {
+    mean = 0.0;
+    for (double x : v) mean += x;
+    mean /= static_cast<double>(v.size());
+    double ss = 0.0;
+    for (double x : v) ss += (x - mean) * (x - mean);
+    sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
+}
+
+bool is_float_type(std::string_view t) { return t == "F32" || t == "F16" || t == "BF16"; }
+
+std::string format_size(double bytes) {
+    char b[64];
+    if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(b, sizeof b, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+    else std::snprintf(b, sizeof b, "%.2f MiB", bytes / (1024.0 * 1024));
+    return b;
+}
+
+std::string format_params(double n) {
+    char b[64];
+    if (n >= 1e9) std::snprintf(b, sizeof b, "%.2f B", n / 1e9);
+    else if (n >= 1e6) std::snprintf(b, sizeof b, "%.2f M", n / 1e6);
+    else std::snprintf(b, sizeof b, "%.2f K", n / 1e3);
+    return b;
+}
+
+std::string json_escape(std::string_view s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) continue;
+        o += c;
+    }
+    return o;
+}
+
+std::vector<Result> bench_model(const std::string& path, const Args& a, const ember::BandwidthMeasure& bw,
+                                const Peak& int8_peak, const Peak& f32_peak) {
+    ember::ModelOptions mo;
+    mo.threads = a.threads;
+    const ember::Model model = ember::Model::load(path, mo);
+    const ember::ModelInfo& info = model.info();
+    std::int64_t matrix_bytes = 0, matrix_params = 0;
+    for (const auto* w : model.impl()->weights.matrices()) {
+        matrix_bytes += static_cast<std::int64_t>(w->bytes());
+        matrix_params += w->n_rows() * w->n_cols();
+    }
+    ember::SessionOptions so;
+    so.threads = a.threads;
+    so.context = std::max({a.n_prompt, a.n_gen, 1});
+    so.batch = std::max(a.n_prompt, 1);
+    ember::Session session(model, so);
+    std::mt19937 rng(1234);
+    std::uniform_int_distribution<ember::Token> pick(0, static_cast<ember::Token>(model.n_vocab() - 1));
+    const ember::Token bos = model.bos() >= 0 ? model.bos() : 0;
+
+    Result base;
+    base.model = std::filesystem::path(path).filename().string();
+    base.type = info.file_type;
+    base.size_bytes = info.weight_bytes;
+    base.params = info.n_params;
+    base.matrix_params = matrix_params;
+    base.bytes_per_token = matrix_bytes;
+    base.threads = a.threads;
+    std::vector<Result> out;
+
+    auto check = [&](ember::Status s) {
+        if (s != ember::Status::ok) throw std::runtime_error("ember-bench: forward pass failed on " + path);
+    };
+    if (a.n_prompt > 0) {
+        std::vector<ember::Token> prompt(static_cast<std::size_t>(a.n_prompt));
+        auto fill = [&] {
+            for (auto& t : prompt) t = pick(rng);
+            prompt[0] = bos;
+        };
+        fill();
+        session.reset();
+        check(session.prefill(prompt));  // warm-up
+        std::vector<double> tps;
+        for (int r = 0; r < a.reps; ++r) {
+            fill();
+            session.reset();
+            const auto t0 = Clock::now();
+            check(session.prefill(prompt));
+            tps.push_back(a.n_prompt / seconds(t0));
+        }
+        Result res = base;
+        res.test = "pp" + std::to_string(a.n_prompt);
+        res.n_tokens = a.n_prompt;
+        mean_sd(tps, res.mean, res.sd);
+        const Peak& peak = is_float_type(info.file_type) ? f32_peak : int8_peak;
+        res.limit_kind = is_float_type(info.file_type) ? "f32 peak" : "int8 peak";
+        if (peak.ops_per_second > 0) {
+            res.limit_fraction = res.mean * 2.0 * static_cast<double>(matrix_params) / peak.ops_per_second;
+        }
+        out.push_back(res);
+    }
+    if (a.n_gen > 0) {
+        auto run_gen = [&](int n) {
+            session.reset();
+            ember::Token t = bos;
+            for (int i = 0; i < n; ++i) {
+                check(session.decode(t));
+                t = pick(rng);
+            }
+        };
+        run_gen(1);  // warm-up
+        std::vector<double> tps;
+        for (int r = 0; r < a.reps; ++r) {
+            const auto t0 = Clock::now();
+            run_gen(a.n_gen);
+            tps.push_back(a.n_gen / seconds(t0));
+        }
+        Result res = base;
+        res.test = "tg" + std::to_string(a.n_gen);
+        res.n_tokens = a.n_gen;
+        mean_sd(tps, res.mean, res.sd);
+        res.limit_kind = "bandwidth";
+        if (bw.bytes_per_second > 0) {
+            res.limit_fraction = res.mean * static_cast<double>(matrix_bytes) / bw.bytes_per_second;
+        }
+        out.push_back(res);
+    }
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using ember::tools::parse_int;
+    try {
+        Args a;
+        bool isa_only = false;
+        for (int i = 1; i < argc; ++i) {
+            const std::string_view o = argv[i];
+            const bool has_value = i + 1 < argc;
+            if (o == "-h" || o == "--help") {
+                usage();
+                return 0;
+            } else if (o == "--isa") isa_only = true;
+            else if (o == "--no-limits") a.limits = false;
+            else if (o == "-m" && has_value) a.models.emplace_back(argv[++i]);
+            else if (o == "-p" && has_value) a.n_prompt = static_cast<int>(parse_int(o, argv[++i]));
+            else if (o == "-n" && has_value) a.n_gen = static_cast<int>(parse_int(o, argv[++i]));
+            else if (o == "-t" && has_value) a.threads = static_cast<int>(parse_int(o, argv[++i]));
+            else if (o == "-r" && has_value) a.reps = static_cast<int>(parse_int(o, argv[++i]));
+            else if (o == "-o" && has_value) a.output = argv[++i];
+            else if (o == "--bw-mib" && has_value) a.bw_mib = static_cast<std::size_t>(parse_int(o, argv[++i]));
+            else {
+                std::fprintf(stderr, "ember-bench: unknown or incomplete option %s\n", argv[i]);
+                usage();
+                return 1;
+            }
+        }
+        const std::string isa(ember::kernels::isa_name());
+        if (isa_only) {
+            std::printf("active ISA: %s (detected: %s%s)\n", isa.c_str(),
+                        std::string(ember::kernels::isa_name(ember::kernels::detected_isa())).c_str(),
+                        ember::kernels::kquant_has_avxvnni() ? ", AVX-VNNI" : "");
+            return 0;
+        }
+        if (a.models.empty() || a.n_prompt < 0 || a.n_gen < 0 || a.threads <= 0 || a.reps <= 0 ||
+            (a.output != "md" && a.output != "csv" && a.output != "json")) {
+            usage();
+            return 1;
+        }
+
+        ember::BandwidthMeasure bw;
+        Peak int8_peak, f32_peak;
+        if (a.limits) {
+            std::fprintf(stderr, "ember-bench: measuring read bandwidth (%zu MiB, %d threads) and peaks...\n",
+                         a.bw_mib, a.threads);
+            bw = ember::measure_read_bandwidth(a.bw_mib << 20, a.threads);
+            int8_peak = measure_int8_peak(a.threads);
+            f32_peak = measure_f32_peak(a.threads);
+        }
+        std::vector<Result> results;
+        for (const auto& m : a.models) {
+            std::fprintf(stderr, "ember-bench: %s\n", m.c_str());
+            for (auto& r : bench_model(m, a, bw, int8_peak, f32_peak)) results.push_back(std::move(r));
+        }
+
+        const double gbs = bw.bytes_per_second / 1e9, i8 = int8_peak.ops_per_second / 1e9,
+                     f32 = f32_peak.ops_per_second / 1e9;
+        if (a.output == "md") {
+            std::printf("ISA: %s | threads: %d | read bandwidth: %.1f GB/s (median %.1f, %zu MiB buffer) | "
+                        "int8 peak: %.0f GOPS (%s) | f32 peak: %.0f GFLOPS (%s)\n\n",
+                        isa.c_str(), a.threads, gbs, bw.median_bytes_per_second / 1e9, bw.buffer_bytes >> 20, i8,
+                        int8_peak.kernel.c_str(), f32, f32_peak.kernel.c_str());
+            std::printf("| model | size | params | type | threads | test | t/s | of limit |\n");
+            std::printf("| ----- | ---: | -----: | ---- | ------: | ---- | --: | -------: |\n");
+            for (const auto& r : results) {
+                char limit[64] = "n/a";
+                if (r.limit_fraction >= 0) {
+                    std::snprintf(limit, sizeof limit, "%.1f%% %s", 100.0 * r.limit_fraction, r.limit_kind.c_str());
+                }
+                std::printf("| %s | %s | %s | %s | %d | %s | %.2f ± %.2f | %s |\n", r.model.c_str(),
+                            format_size(static_cast<double>(r.size_bytes)).c_str(),
+                            format_params(static_cast<double>(r.params)).c_str(), r.type.c_str(), r.threads,
+                            r.test.c_str(), r.mean, r.sd, limit);
+            }
+        } else if (a.output == "csv") {
+            std::printf("model,size_bytes,params,type,threads,test,n_tokens,tps_mean,tps_sd,limit_fraction,limit,"
+                        "bytes_per_token,isa,bandwidth_gbs,int8_peak_gops,f32_peak_gflops\n");
+            for (const auto& r : results) {
+                std::printf("%s,%lld,%lld,%s,%d,%s,%d,%.4f,%.4f,%.4f,%s,%lld,%s,%.3f,%.1f,%.1f\n", r.model.c_str(),
+                            static_cast<long long>(r.size_bytes), static_cast<long long>(r.params), r.type.c_str(),
+                            r.threads, r.test.c_str(), r.n_tokens, r.mean, r.sd, r.limit_fraction,
+                            r.limit_kind.c_str(), static_cast<long long>(r.bytes_per_token), isa.c_str(), gbs, i8, f32);
+            }
+        } else {
+            std::printf("{\n  \"isa\": \"%s\",\n  \"threads\": %d,\n  \"bandwidth_gbs\": %.3f,\n"
+                        "  \"bandwidth_median_gbs\": %.3f,\n  \"int8_peak_gops\": %.1f,\n  \"int8_kernel\": \"%s\",\n"
+                        "  \"f32_peak_gflops\": %.1f,\n  \"f32_kernel\": \"%s\",\n  \"results\": [",
+                        isa.c_str(), a.threads, gbs, bw.median_bytes_per_second / 1e9, i8, int8_peak.kernel.c_str(),
+                        f32, f32_peak.kernel.c_str());
+            for (std::size_t i = 0; i < results.size(); ++i) {
+                const auto& r = results[i];
+                std::printf("%s\n    {\"model\": \"%s\", \"size_bytes\": %lld, \"params\": %lld, \"type\": \"%s\", "
+                            "\"threads\": %d, \"test\": \"%s\", \"n_tokens\": %d, \"tps_mean\": %.4f, "
+                            "\"tps_sd\": %.4f, \"limit_fraction\": %.4f, \"limit\": \"%s\", \"bytes_per_token\": %lld}",
+                            i ? "," : "", json_escape(r.model).c_str(), static_cast<long long>(r.size_bytes),
+                            static_cast<long long>(r.params), r.type.c_str(), r.threads, r.test.c_str(), r.n_tokens,
+                            r.mean, r.sd, r.limit_fraction, r.limit_kind.c_str(),
+                            static_cast<long long>(r.bytes_per_token));
+            }
+            std::printf("\n  ]\n}\n");
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ember-bench: %s\n", e.what());
+        return 1;
+    }
+}
