@@ -249,10 +249,19 @@ TEST_CASE("restore after save gives an identical continuation", "[sampler]") {
     a.restore_state(state);
     CHECK(run(a, logits, 30) == continuation);
 
-    // The history matters: a fresh sampler with only the RNG would diverge under penalties.
+    // Replaying the same calls reaches the same state (nothing hidden outside the state).
     ember::Sampler c(o);
     run(c, logits, 10);
-    CHECK(run(c, logits, 30) == continuation);  // same seed and history by construction
+    CHECK(c.save_state() == state);
+
+    // A smaller penalty_last_n keeps the newest tokens of the saved history.
+    SamplerOptions small = o;
+    small.penalty_last_n = 2;
+    ember::Sampler d(small);
+    d.restore_state(state);
+    const auto d_state = d.save_state();
+    CHECK(d_state.size() == state.size() - 8 * 4);  // 10 saved tokens, 2 kept
+    CHECK(std::equal(d_state.end() - 16, d_state.end() - 8, state.end() - 16));
 }
 
 TEST_CASE("corrupt or truncated state bytes throw and change nothing", "[sampler]") {
