@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/fp16.hpp"
+#include "kernels/kquant.hpp"
 #include "runtime/fail.hpp"
 
 namespace ember::kernels {
@@ -265,6 +266,9 @@ void quantize_row(TensorType type, const float* x, void* dst, std::int64_t n) {
         case TensorType::Q5_0: return quantize_row_q5_0(x, static_cast<BlockQ5_0*>(dst), n);
         case TensorType::Q5_1: return quantize_row_q5_1(x, static_cast<BlockQ5_1*>(dst), n);
         case TensorType::Q8_0: return quantize_row_q8_0(x, static_cast<BlockQ8_0*>(dst), n);
+        case TensorType::Q4_K: return quantize_row_q4_k(x, static_cast<BlockQ4K*>(dst), n);
+        case TensorType::Q5_K: return quantize_row_q5_k(x, static_cast<BlockQ5K*>(dst), n);
+        case TensorType::Q6_K: return quantize_row_q6_k(x, static_cast<BlockQ6K*>(dst), n);
         default: break;
     }
     fail("quantize_row: no quantizer for type " + std::string(tensor_type_name(type)));

@@ -37,7 +37,8 @@ void dequantize_q5_1(const void* src, float* dst, std::int64_t n);
 void dequantize_q8_0(const void* src, float* dst, std::int64_t n);
 void dequantize_q8_1(const void* src, float* dst, std::int64_t n);
 
-/// Quantizes one row of n floats into `type` (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0).
+/// Quantizes one row of n floats into `type` (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+/// Q4_K, Q5_K, Q6_K).
 /// Throws ember::Error for other types or an n that is not a multiple of the block size.
 void quantize_row(TensorType type, const float* x, void* dst, std::int64_t n);
 

@@ -8,6 +8,7 @@
 
 #include "ember/error.hpp"
 #include "kernels/fp16.hpp"
+#include "kernels/quants.hpp"
 #include "kquant_test_util.hpp"
 
 using namespace kq_test;
@@ -230,4 +231,15 @@ TEST_CASE("K-quant row functions reject lengths that are not whole superblocks",
     std::vector<BlockQ4K> b(2);
     CHECK_THROWS_AS(quantize_row_q4_k(x.data(), b.data(), 300), ember::Error);
     CHECK_THROWS_AS(dequantize_row_q4_k(b.data(), x.data(), 100), ember::Error);
+}
+
+TEST_CASE("quantize_row(type) writes K-quant rows with the reference quantizers", "[kquants]") {
+    const auto x = gaussian(3 * kQK_K, 8, 0.1f);
+    for (TensorType type : kWeightTypes) {
+        const auto expect = quantize(type, x);
+        std::vector<std::uint8_t> got(expect.size(), 0xAB);
+        ember::kernels::quantize_row(type, x.data(), got.data(), static_cast<std::int64_t>(x.size()));
+        INFO(ember::tensor_type_name(type));
+        CHECK(got == expect);
+    }
 }
