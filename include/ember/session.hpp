@@ -1,7 +1,20 @@
 // ember/session.hpp: one sequence being generated: its tokens, KV cache, logits and timings.
 //
-// Thread safety: a Session is used by one thread at a time. Many Sessions may run on different
-// threads against the same Model at once. Sessions are move-only; clone() makes an explicit copy.
+// Thread safety: a Session is used by one thread at a time (none of its member functions may
+// run concurrently with another on the same Session, const ones included, except that the
+// cancel callback is called from the thread running the step). Many Sessions may run on
+// different threads against the same Model at once: they share only the Model's immutable
+// weights, configuration and tokenizer. Give each Session its own Sampler. Sessions are
+// move-only; clone() makes an explicit copy.
+//
+// The token loop, by hand or with generate():
+//
+//   ember::Session session(model, {.context = 2048});
+//   ember::Sampler sampler({.temperature = 0.8f, .seed = 42});
+//   session.prefill(model.tokenize("Once upon a time"));
+//   auto r = session.generate(sampler, {.max_tokens = 256, .stop = {"\n\n"},
+//       .on_token = [](ember::Token, std::string_view text) {
+//           std::cout << text << std::flush; return true; }});
 #pragma once
 
 #include <cstdint>
@@ -9,6 +22,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ember/error.hpp"
@@ -16,6 +30,8 @@
 #include "ember/types.hpp"
 
 namespace ember {
+
+class Sampler;
 
 /// Options for a Session.
 struct SessionOptions {
@@ -28,25 +44,90 @@ struct SessionOptions {
     /// Keep the logits of every token of the last prefill (for perplexity and scoring), not
     /// only of the last one. Costs batch x n_vocab floats.
     bool logits_all = false;
+    /// When the context is full, shift it instead of returning Status::context_full (llama.cpp's
+    /// context shift): keep the first `n_keep` tokens, drop half of the tokens after them
+    /// ((n_past - n_keep) / 2, the oldest), move the rest down and re-rotate their cached keys
+    /// so generation continues coherently. The model then no longer sees the dropped tokens.
+    bool context_shift = false;
+    /// Tokens at the start of the session that a context shift never drops (e.g. BOS and a
+    /// system prompt). 0 <= n_keep < context, else the constructor throws ember::Error.
+    int n_keep = 0;
 };
 
-/// Timings of a session, from a monotonic clock.
+/// Timings of a session, from a monotonic clock (std::chrono::steady_clock).
 struct Metrics {
     std::int64_t prompt_tokens = 0;     ///< Tokens processed by prefill().
-    std::int64_t generated_tokens = 0;  ///< Tokens processed by decode().
-    double prefill_seconds = 0.0;
-    double decode_seconds = 0.0;
-    double ttft_seconds = 0.0;  ///< Time of the first prefill (time to first token's logits).
+    std::int64_t generated_tokens = 0;  ///< Tokens processed by decode() (and generate()).
+    std::int64_t context_shifts = 0;    ///< Context shifts done (SessionOptions::context_shift).
+    double prefill_seconds = 0.0;       ///< Wall time inside prefill().
+    double decode_seconds = 0.0;        ///< Wall time inside decode() steps that ran.
+    /// Time to first token: wall time of the first prefill() of the session (or since reset()),
+    /// from its start until the logits of its last token were ready.
+    double ttft_seconds = 0.0;
     double prefill_tokens_per_second() const noexcept {
-        return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0.0;
+        return prefill_seconds > 0 ? static_cast<double>(prompt_tokens) / prefill_seconds : 0.0;
     }
     double decode_tokens_per_second() const noexcept {
-        return decode_seconds > 0 ? generated_tokens / decode_seconds : 0.0;
+        return decode_seconds > 0 ? static_cast<double>(generated_tokens) / decode_seconds : 0.0;
     }
     /// Mean time per output token, in seconds.
     double tpot_seconds() const noexcept {
-        return generated_tokens > 0 ? decode_seconds / generated_tokens : 0.0;
+        return generated_tokens > 0 ? decode_seconds / static_cast<double>(generated_tokens) : 0.0;
     }
+};
+
+/// Why generate() stopped.
+enum class StopReason {
+    eog,           ///< The sampler picked an end-of-generation token (Model::is_end_of_generation).
+    stop_string,   ///< The text reached one of GenerateOptions::stop.
+    max_tokens,    ///< GenerateOptions::max_tokens tokens were generated.
+    context_full,  ///< The context is full and SessionOptions::context_shift is off.
+    cancelled,     ///< on_token returned false, or the cancel callback stopped a step.
+};
+
+/// A short name for a StopReason ("eog", "stop_string", ...).
+inline const char* to_string(StopReason r) noexcept {
+    switch (r) {
+        case StopReason::eog: return "eog";
+        case StopReason::stop_string: return "stop_string";
+        case StopReason::max_tokens: return "max_tokens";
+        case StopReason::context_full: return "context_full";
+        case StopReason::cancelled: return "cancelled";
+    }
+    return "unknown";
+}
+
+/// Options for Session::generate.
+struct GenerateOptions {
+    /// Most tokens to generate (the end-of-generation token does not count). < 0: no limit.
+    int max_tokens = -1;
+    /// Stop strings (llama.cpp server semantics): generation stops when the text contains one,
+    /// also across token boundaries. Text that could be the start of a stop string is held back
+    /// until it is known not to be one; the stop string and anything after it are never
+    /// emitted. Empty strings are ignored.
+    std::vector<std::string> stop;
+    /// Called for every generated token with the text it releases (UTF-8 complete characters
+    /// only; may be empty while text is held back). Return false to stop (StopReason::cancelled,
+    /// Status::ok). When generation ends for another reason than a stop string with text still
+    /// held back, a last call with token kNoToken delivers it.
+    std::function<bool(Token token, std::string_view text)> on_token;
+};
+
+/// The token argument of the last GenerateOptions::on_token call that only releases text.
+inline constexpr Token kNoToken = -1;
+
+/// What generate() produced.
+struct GenerateResult {
+    std::string text;            ///< Everything passed to on_token, in order (no stop string).
+    std::vector<Token> tokens;   ///< Generated tokens (without the end-of-generation token).
+    StopReason stop_reason = StopReason::max_tokens;
+    /// ok, context_full (stop_reason context_full) or cancelled (the cancel callback stopped a
+    /// step; stop_reason cancelled).
+    Status status = Status::ok;
+    std::string stop_string;     ///< The stop string found (stop_reason stop_string), else "".
+    /// True when the last token of `tokens` was emitted but its decode step was cancelled: the
+    /// session does not hold it yet (logits() still predict it). decode() it to continue.
+    bool last_token_pending = false;
 };
 
 class Session {
@@ -60,15 +141,31 @@ public:
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
-    /// Runs the tokens through the model after the tokens already in the session. Throws
-    /// ember::Error when they cannot fit in the context at all or an id is outside the vocabulary
-    /// (before any work). Returns Status::cancelled if the cancel callback stopped it (the session
-    /// then holds the tokens processed before the stop).
+    // ---- the token loop ---------------------------------------------------------------------
+
+    /// Runs the tokens through the model after the tokens already in the session, in chunks of
+    /// at most SessionOptions::batch. Throws ember::Error, before any work, when an id is outside
+    /// the vocabulary or the tokens cannot fit in the context (without context_shift: more than
+    /// context() - n_past(); with it: more than the context minus the kept tokens). Returns
+    /// Status::invalid_input for an empty span. Returns Status::cancelled if the cancel callback
+    /// stopped it: the session then holds the chunks completed before the stop, and logits()
+    /// belong to its last token, so prefilling the rest of the tokens continues exactly.
     Status prefill(std::span<const Token> tokens);
 
-    /// Runs one token. Returns Status::context_full when the context is full (nothing changes),
-    /// Status::invalid_input for an id outside the vocabulary.
+    /// Runs one token. When the context is full: shifts it (SessionOptions::context_shift) or
+    /// returns Status::context_full (nothing changes). Status::invalid_input for an id outside
+    /// the vocabulary, Status::cancelled if the cancel callback stopped it (nothing changes).
+    /// Allocates nothing.
     Status decode(Token token);
+
+    /// Samples and decodes tokens until an end-of-generation token, a stop string, max_tokens,
+    /// a full context (without context_shift) or cancellation; see GenerateOptions. Each emitted
+    /// token is decoded into the session before the next is sampled, so afterwards tokens() ends
+    /// with result.tokens (except a pending one, see GenerateResult::last_token_pending) and
+    /// logits() predict what follows; the end-of-generation token is not decoded. Text comes
+    /// from the same UTF-8 stream as detokenize_stream(). Throws ember::Error when there are no
+    /// logits yet (nothing prefilled) and passes on the Sampler's and on_token's exceptions.
+    GenerateResult generate(Sampler& sampler, const GenerateOptions& options = {});
 
     /// Logits (one per vocabulary entry) after the last token processed; empty before any.
     std::span<const float> logits() const noexcept;
@@ -77,7 +174,7 @@ public:
     /// (0 <= i < its length, at most `batch`). Throws ember::Error otherwise.
     std::span<const float> logits_at(int i) const;
 
-    /// The tokens in the session, in order.
+    /// The tokens in the session, in order (after a context shift, without the dropped ones).
     const std::vector<Token>& tokens() const noexcept;
     int n_past() const noexcept;   ///< Number of tokens in the KV cache.
     int context() const noexcept;  ///< Context length in tokens.
@@ -85,21 +182,45 @@ public:
     /// Text for `token` as it streams out: UTF-8 safe, holding back an incomplete multi-byte
     /// character until its last byte arrives.
     std::string detokenize_stream(Token token);
+    /// What the stream holds back (an incomplete character comes out as U+FFFD); the stream
+    /// then starts afresh.
+    std::string flush_stream();
 
-    /// Called between layers and tokens during prefill and decode; return true to cancel.
+    /// Called between layers and chunks during prefill and decode (on the calling thread);
+    /// return true to cancel the step. An empty function removes it.
     void set_cancel_callback(std::function<bool()> should_cancel);
 
-    /// Forgets every token (the KV cache is kept allocated). Metrics restart too.
+    // ---- state --------------------------------------------------------------------------------
+
+    /// Forgets every token (the KV cache is kept allocated). Metrics and the text stream restart.
     void reset();
-    /// A deep copy: same tokens, KV cache, logits and stream state.
+    /// A deep copy: same tokens, KV cache, logits, options, cancel callback and stream state.
     Session clone() const;
 
+    /// The session as bytes: a versioned header (magic, version, model fingerprint, context
+    /// size), the tokens, the KV cache of the used positions, the logits, and the state of
+    /// `sampler` when one is given (Sampler::save_state), with a checksum.
+    std::vector<std::uint8_t> save_state(const Sampler* sampler = nullptr) const;
+    /// Restores what save_state() wrote, into a session of the same model whose context holds
+    /// the saved tokens (the context size may differ). Restores `sampler` too when one is given
+    /// (the state must then hold one). Throws ember::Error for bytes that are truncated,
+    /// corrupt, of another version, or from another model, or that do not fit; the session and
+    /// the sampler are unchanged then. The text stream restarts; metrics are kept.
+    void restore_state(std::span<const std::uint8_t> bytes, Sampler* sampler = nullptr);
+    /// save_state() to a file (replaced). Throws ember::Error naming the file when it cannot be
+    /// written.
+    void save_state_file(const std::string& path, const Sampler* sampler = nullptr) const;
+    /// restore_state() from a file. Throws ember::Error naming the file.
+    void restore_state_file(const std::string& path, Sampler* sampler = nullptr);
+
     const Metrics& metrics() const noexcept;
+    const SessionOptions& options() const noexcept;
     const Model& model() const noexcept;
 
 private:
     struct Impl;
     explicit Session(std::unique_ptr<Impl> impl);
+    void restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler, const std::string& name);
     std::unique_ptr<Impl> impl_;
 };
 

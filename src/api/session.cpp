@@ -1,81 +1,71 @@
 #include "ember/session.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <optional>
 
-#include "api/model_impl.hpp"
+#include "api/session_impl.hpp"
+#include "model/context_shift.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
 
 namespace ember {
-namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
+Session::Impl::Impl(const Model& m, SessionOptions o) : model(m), model_impl(m.impl()), options(o) {
+    const auto& c = model_impl->config;
+    if (o.context < 0) fail("SessionOptions::context must be >= 0, got " + std::to_string(o.context));
+    if (o.threads < 0) fail("SessionOptions::threads must be >= 0, got " + std::to_string(o.threads));
+    if (o.batch <= 0) fail("SessionOptions::batch must be > 0, got " + std::to_string(o.batch));
+    n_ctx = o.context > 0 ? o.context : static_cast<int>(std::min<std::int64_t>(c.n_ctx_train, 4096));
+    if (o.n_keep < 0 || o.n_keep >= n_ctx) {
+        fail("SessionOptions::n_keep must be in [0, " + std::to_string(n_ctx) + "), got " +
+             std::to_string(o.n_keep));
+    }
+    n_threads = resolve_threads(o.threads > 0 ? o.threads : model_impl->options.threads);
+    n_batch = std::min(o.batch, n_ctx);
+    cache = model::KvCache(c, n_ctx);
+    scratch = model::ForwardScratch(c, model_impl->weights, n_batch, n_ctx,
+                                    o.logits_all ? n_batch : 1, n_threads);
+    rows.resize(static_cast<std::size_t>(n_batch));
+    tokens.reserve(static_cast<std::size_t>(n_ctx));
+    logits.resize(static_cast<std::size_t>(c.n_vocab));
+    rope_scratch.resize(static_cast<std::size_t>(std::max<std::int64_t>(c.n_rot, 2)));
+    // Streamed text continues the prompt, so a leading space is kept (unlike decode()).
+    stream.emplace(*model_impl->tokenizer, /*strip_leading_space=*/false);
 }
 
-}  // namespace
+bool Session::Impl::can_shift() const noexcept {
+    return options.context_shift && model::context_shift_discard(n_past, options.n_keep) > 0;
+}
 
-struct Session::Impl {
-    Impl(const Model& m, SessionOptions o) : model(m), model_impl(m.impl()), options(o) {
-        const auto& c = model_impl->config;
-        if (o.context < 0) fail("SessionOptions::context must be >= 0, got " + std::to_string(o.context));
-        if (o.threads < 0) fail("SessionOptions::threads must be >= 0, got " + std::to_string(o.threads));
-        if (o.batch <= 0) fail("SessionOptions::batch must be > 0, got " + std::to_string(o.batch));
-        n_ctx = o.context > 0 ? o.context : static_cast<int>(std::min<std::int64_t>(c.n_ctx_train, 4096));
-        n_threads = resolve_threads(o.threads > 0 ? o.threads : model_impl->options.threads);
-        n_batch = std::min(o.batch, n_ctx);
-        cache = model::KvCache(c, n_ctx);
-        scratch = model::ForwardScratch(c, model_impl->weights, n_batch, n_ctx,
-                                        o.logits_all ? n_batch : 1, n_threads);
-        rows.resize(static_cast<std::size_t>(n_batch));
-        tokens.reserve(static_cast<std::size_t>(n_ctx));
-        logits.resize(static_cast<std::size_t>(c.n_vocab));
-        // Streamed text continues the prompt, so a leading space is kept (unlike decode()).
-        stream.emplace(*model_impl->tokenizer, /*strip_leading_space=*/false);
+void Session::Impl::shift() {
+    const std::int64_t n_discard = model::context_shift_discard(n_past, options.n_keep);
+    EMBER_ASSERT(options.context_shift && n_discard > 0);
+    model::shift_context(cache, model_impl->config, model_impl->weights.rope_freq_factors, n_past,
+                         options.n_keep, n_discard, rope_scratch);
+    const auto first = tokens.begin() + options.n_keep;
+    tokens.erase(first, first + n_discard);
+    n_past -= static_cast<int>(n_discard);
+    // logits() still predict the token after the last one: the shift keeps the last tokens.
+    n_logit_rows = 0;  // logits_at() rows belong to positions that moved
+    metrics.context_shifts += 1;
+}
+
+Status Session::Impl::run_chunk(const Token* chunk, int n) {
+    for (int i = 0; i < n; ++i) {
+        rows[static_cast<std::size_t>(i)] = {chunk[i], n_past + i, 0, options.logits_all || i == n - 1};
     }
-
-    bool valid_token(Token t) const noexcept { return t >= 0 && t < model_impl->config.n_vocab; }
-
-    // Runs tokens[0, n) at positions n_past.. as one forward pass.
-    Status run_chunk(const Token* chunk, int n, bool last_chunk) {
-        for (int i = 0; i < n; ++i) {
-            rows[static_cast<std::size_t>(i)] = {chunk[i], n_past + i, 0,
-                                                 options.logits_all || (last_chunk && i == n - 1)};
-        }
-        model::KvCache* caches[] = {&cache};
-        if (!model_impl->forward.run(std::span(rows.data(), static_cast<std::size_t>(n)), caches,
-                                     scratch, n_threads, cancel)) {
-            return Status::cancelled;
-        }
-        tokens.insert(tokens.end(), chunk, chunk + n);
-        n_past += n;
-        n_logit_rows = options.logits_all ? n : 1;
-        if (last_chunk) {
-            const auto last = scratch.logits(n_logit_rows - 1);
-            std::copy(last.begin(), last.end(), logits.begin());
-            has_logits = true;
-        }
-        return Status::ok;
+    model::KvCache* caches[] = {&cache};
+    if (!model_impl->forward.run(std::span(rows.data(), static_cast<std::size_t>(n)), caches, scratch,
+                                 n_threads, cancel)) {
+        return Status::cancelled;  // the cache holds ignorable entries past n_past
     }
-
-    Model model;
-    std::shared_ptr<const detail::ModelImpl> model_impl;
-    SessionOptions options;
-    int n_ctx = 0, n_threads = 1, n_batch = 1, n_past = 0, n_logit_rows = 0;
-    model::KvCache cache;
-    model::ForwardScratch scratch;
-    std::vector<model::BatchRow> rows;  // [n_batch]
-    std::vector<Token> tokens;          // [n_past], capacity n_ctx
-    std::vector<float> logits;          // [n_vocab] after the last processed token
-    bool has_logits = false;
-    std::optional<tokenizer::StreamDecoder> stream;
-    std::function<bool()> cancel;
-    Metrics metrics;
-};
+    tokens.insert(tokens.end(), chunk, chunk + n);
+    n_past += n;
+    n_logit_rows = options.logits_all ? n : 1;
+    const auto last = scratch.logits(n_logit_rows - 1);
+    std::copy(last.begin(), last.end(), logits.begin());
+    has_logits = true;
+    return Status::ok;
+}
 
 Session::Session(const Model& model, SessionOptions options)
     : impl_(std::make_unique<Impl>(model, options)) {}
@@ -93,21 +83,39 @@ Status Session::prefill(std::span<const Token> tokens) {
                  ", outside the vocabulary [0, " + std::to_string(s.model_impl->config.n_vocab) + ")");
         }
     }
-    if (tokens.size() > static_cast<std::size_t>(s.n_ctx - s.n_past)) {
-        fail("prompt of " + std::to_string(tokens.size()) + " tokens does not fit in the context: " +
-             std::to_string(s.n_past) + " tokens used of " + std::to_string(s.n_ctx));
+    // Check that every chunk will fit (after the shifts it may need) before any work.
+    const auto n_total = static_cast<std::int64_t>(tokens.size());
+    {
+        std::int64_t past = s.n_past, done = 0;
+        while (done < n_total) {
+            const std::int64_t n = std::min<std::int64_t>(s.n_batch, n_total - done);
+            while (s.options.context_shift && past + n > s.n_ctx &&
+                   model::context_shift_discard(past, s.options.n_keep) > 0) {
+                past -= model::context_shift_discard(past, s.options.n_keep);
+            }
+            if (past + n > s.n_ctx) {
+                fail("prompt of " + std::to_string(n_total) + " tokens does not fit in the context: " +
+                     std::to_string(s.n_past) + " tokens used of " + std::to_string(s.n_ctx) +
+                     (s.options.context_shift
+                          ? " (with context shift keeping " + std::to_string(s.options.n_keep) + ")"
+                          : std::string()));
+            }
+            past += n;
+            done += n;
+        }
     }
-    const auto t0 = Clock::now();
+    const auto t0 = SessionClock::now();
     const bool first = s.metrics.prompt_tokens == 0 && s.metrics.generated_tokens == 0;
     Status status = Status::ok;
-    std::size_t done = 0;
-    while (done < tokens.size()) {
-        const int n = static_cast<int>(std::min<std::size_t>(s.n_batch, tokens.size() - done));
-        status = s.run_chunk(tokens.data() + done, n, done + n == tokens.size());
+    std::int64_t done = 0;
+    while (done < n_total) {
+        const int n = static_cast<int>(std::min<std::int64_t>(s.n_batch, n_total - done));
+        while (s.n_past + n > s.n_ctx) s.shift();  // only reached with context_shift (checked)
+        status = s.run_chunk(tokens.data() + done, n);
         if (status != Status::ok) break;
-        done += static_cast<std::size_t>(n);
+        done += n;
     }
-    s.metrics.prompt_tokens += static_cast<std::int64_t>(done);
+    s.metrics.prompt_tokens += done;
     s.metrics.prefill_seconds += seconds_since(t0);
     if (first && status == Status::ok) s.metrics.ttft_seconds = seconds_since(t0);
     return status;
@@ -116,9 +124,12 @@ Status Session::prefill(std::span<const Token> tokens) {
 Status Session::decode(Token token) {
     Impl& s = *impl_;
     if (!s.valid_token(token)) return Status::invalid_input;
-    if (s.n_past >= s.n_ctx) return Status::context_full;
-    const auto t0 = Clock::now();
-    const Status status = s.run_chunk(&token, 1, true);
+    if (s.n_past >= s.n_ctx) {
+        if (!s.can_shift()) return Status::context_full;
+        s.shift();
+    }
+    const auto t0 = SessionClock::now();
+    const Status status = s.run_chunk(&token, 1);
     if (status == Status::ok) {
         s.metrics.generated_tokens += 1;
         s.metrics.decode_seconds += seconds_since(t0);
@@ -146,6 +157,7 @@ int Session::n_past() const noexcept { return impl_->n_past; }
 int Session::context() const noexcept { return impl_->n_ctx; }
 
 std::string Session::detokenize_stream(Token token) { return impl_->stream->push(token); }
+std::string Session::flush_stream() { return impl_->stream->flush(); }
 
 void Session::set_cancel_callback(std::function<bool()> should_cancel) {
     impl_->cancel = std::move(should_cancel);
@@ -168,6 +180,7 @@ Session Session::clone() const {
 }
 
 const Metrics& Session::metrics() const noexcept { return impl_->metrics; }
+const SessionOptions& Session::options() const noexcept { return impl_->options; }
 const Model& Session::model() const noexcept { return impl_->model; }
 
 }  // namespace ember

@@ -1,0 +1,240 @@
+// Session::save_state / restore_state: the session as versioned little-endian bytes.
+//
+// Layout (integers little-endian, floats IEEE-754 binary32 little-endian):
+//   char[8] magic "EMBERSES"   u32 version (1)          u32 flags (bit 0: logits present)
+//   u64 n_layer   u64 n_embd_kv   u64 n_vocab   u64 metadata hash (FNV-1a 64 of the GGUF header
+//   and metadata, bytes [0, data offset))   u64 n_ctx of the saving session   u64 n_past
+//   u64 sampler state bytes (0: none)
+//   i32 tokens[n_past]   f32 logits[n_vocab] (flag)   u8 sampler state[...]
+//   per layer: f32 keys[n_past][n_embd_kv], f32 values[n_past][n_embd_kv]
+//   u64 FNV-1a 64 of every byte before it
+#include <bit>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "api/session_impl.hpp"
+#include "ember/sampler.hpp"
+#include "runtime/fail.hpp"
+
+namespace ember {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "session state assumes a little-endian host");
+
+constexpr char kMagic[8] = {'E', 'M', 'B', 'E', 'R', 'S', 'E', 'S'};
+constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kFlagLogits = 1;
+constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 * 7;
+
+std::uint64_t fnv1a(std::span<const std::uint8_t> bytes, std::uint64_t h = 0xcbf29ce484222325ull) {
+    for (const std::uint8_t b : bytes) {
+        h ^= b;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+std::uint64_t metadata_hash(const detail::ModelImpl& m) {
+    return fnv1a(m.file.bytes().first(static_cast<std::size_t>(m.file.data_offset())));
+}
+
+class Writer {
+public:
+    explicit Writer(std::size_t reserve) { out_.reserve(reserve); }
+    void bytes(const void* p, std::size_t n) {
+        const auto* b = static_cast<const std::uint8_t*>(p);
+        out_.insert(out_.end(), b, b + n);
+    }
+    void u32(std::uint32_t v) { bytes(&v, sizeof v); }
+    void u64(std::uint64_t v) { bytes(&v, sizeof v); }
+    std::vector<std::uint8_t> take() { return std::move(out_); }
+    std::span<const std::uint8_t> view() const { return out_; }
+
+private:
+    std::vector<std::uint8_t> out_;
+};
+
+class Reader {
+public:
+    Reader(std::span<const std::uint8_t> in, const std::string& name) : in_(in), name_(name) {}
+    const std::uint8_t* take(std::size_t n, const char* what) {
+        if (n > in_.size() - pos_) {
+            fail(name_ + ": session state truncated at byte " + std::to_string(pos_) + " reading " +
+                 what + " (" + std::to_string(in_.size()) + " bytes)");
+        }
+        const std::uint8_t* p = in_.data() + pos_;
+        pos_ += n;
+        return p;
+    }
+    std::uint32_t u32(const char* what) {
+        std::uint32_t v;
+        std::memcpy(&v, take(sizeof v, what), sizeof v);
+        return v;
+    }
+    std::uint64_t u64(const char* what) {
+        std::uint64_t v;
+        std::memcpy(&v, take(sizeof v, what), sizeof v);
+        return v;
+    }
+    std::size_t pos() const noexcept { return pos_; }
+
+private:
+    std::span<const std::uint8_t> in_;
+    const std::string& name_;
+    std::size_t pos_ = 0;
+};
+
+void expect_equal(const std::string& name, const char* what, std::uint64_t saved, std::uint64_t here) {
+    if (saved != here) {
+        fail(name + ": session state is from another model: " + what + " " + std::to_string(saved) +
+             ", this model has " + std::to_string(here));
+    }
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> Session::save_state(const Sampler* sampler) const {
+    const Impl& s = *impl_;
+    const auto& c = s.model_impl->config;
+    const std::vector<std::uint8_t> sampler_state = sampler ? sampler->save_state() : std::vector<std::uint8_t>{};
+    const auto n_past = static_cast<std::size_t>(s.n_past);
+    const auto kv_floats = n_past * static_cast<std::size_t>(c.n_embd_kv());
+    Writer w(kHeaderBytes + n_past * 4 + (s.has_logits ? s.logits.size() * 4 : 0) + sampler_state.size() +
+             2 * static_cast<std::size_t>(c.n_layer) * kv_floats * 4 + 8);
+    w.bytes(kMagic, sizeof kMagic);
+    w.u32(kVersion);
+    w.u32(s.has_logits ? kFlagLogits : 0);
+    w.u64(static_cast<std::uint64_t>(c.n_layer));
+    w.u64(static_cast<std::uint64_t>(c.n_embd_kv()));
+    w.u64(static_cast<std::uint64_t>(c.n_vocab));
+    w.u64(metadata_hash(*s.model_impl));
+    w.u64(static_cast<std::uint64_t>(s.n_ctx));
+    w.u64(n_past);
+    w.u64(sampler_state.size());
+    w.bytes(s.tokens.data(), n_past * sizeof(Token));
+    if (s.has_logits) w.bytes(s.logits.data(), s.logits.size() * sizeof(float));
+    w.bytes(sampler_state.data(), sampler_state.size());
+    for (std::int64_t il = 0; il < c.n_layer; ++il) {
+        w.bytes(s.cache.k(il, 0), kv_floats * sizeof(float));
+        w.bytes(s.cache.v(il, 0), kv_floats * sizeof(float));
+    }
+    w.u64(fnv1a(w.view()));
+    return w.take();
+}
+
+void Session::restore_state(std::span<const std::uint8_t> bytes, Sampler* sampler) {
+    restore_from(bytes, sampler, "<memory>");
+}
+
+void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler, const std::string& name) {
+    Impl& s = *impl_;
+    const auto& c = s.model_impl->config;
+    Reader r(bytes, name);
+    if (std::memcmp(r.take(sizeof kMagic, "the magic"), kMagic, sizeof kMagic) != 0) {
+        fail(name + ": not an ember session state (bad magic at byte 0)");
+    }
+    const std::uint32_t version = r.u32("the version");
+    if (version != kVersion) {
+        fail(name + ": session state version " + std::to_string(version) + " is not supported (expected " +
+             std::to_string(kVersion) + ")");
+    }
+    const std::uint32_t flags = r.u32("the flags");
+    if ((flags & ~kFlagLogits) != 0) fail(name + ": session state has unknown flags " + std::to_string(flags));
+    const bool has_logits = (flags & kFlagLogits) != 0;
+    expect_equal(name, "n_layer", r.u64("n_layer"), static_cast<std::uint64_t>(c.n_layer));
+    expect_equal(name, "n_embd_kv", r.u64("n_embd_kv"), static_cast<std::uint64_t>(c.n_embd_kv()));
+    expect_equal(name, "n_vocab", r.u64("n_vocab"), static_cast<std::uint64_t>(c.n_vocab));
+    expect_equal(name, "metadata hash", r.u64("the metadata hash"), metadata_hash(*s.model_impl));
+    const std::uint64_t saved_ctx = r.u64("n_ctx");
+    const std::uint64_t n_past = r.u64("n_past");
+    const std::uint64_t n_sampler = r.u64("the sampler state size");
+    if (n_past > static_cast<std::uint64_t>(s.n_ctx)) {
+        fail(name + ": session state holds " + std::to_string(n_past) + " tokens (saved with context " +
+             std::to_string(saved_ctx) + "), more than this session's context of " +
+             std::to_string(s.n_ctx));
+    }
+    if (has_logits == (n_past == 0)) fail(name + ": session state has inconsistent logits flag");
+    // The exact size follows from the header; check it before reading (no overflow: n_past is
+    // at most n_ctx and n_sampler is compared against the bytes left).
+    const std::size_t kv_floats = static_cast<std::size_t>(n_past) * static_cast<std::size_t>(c.n_embd_kv());
+    const std::size_t fixed = kHeaderBytes + static_cast<std::size_t>(n_past) * sizeof(Token) +
+                              (has_logits ? static_cast<std::size_t>(c.n_vocab) * sizeof(float) : 0) +
+                              2 * static_cast<std::size_t>(c.n_layer) * kv_floats * sizeof(float) + 8;
+    if (bytes.size() < fixed || n_sampler != bytes.size() - fixed) {
+        fail(name + ": session state has " + std::to_string(bytes.size()) + " bytes, its header says " +
+             (bytes.size() < fixed ? "at least " + std::to_string(fixed)
+                                   : std::to_string(fixed) + " + " + std::to_string(n_sampler)) +
+             " (truncated or corrupt)");
+    }
+    std::uint64_t checksum;
+    std::memcpy(&checksum, bytes.data() + bytes.size() - 8, 8);
+    if (checksum != fnv1a(bytes.first(bytes.size() - 8))) {
+        fail(name + ": session state checksum mismatch (corrupt bytes)");
+    }
+    const std::uint8_t* token_bytes = r.take(static_cast<std::size_t>(n_past) * sizeof(Token), "the tokens");
+    for (std::uint64_t i = 0; i < n_past; ++i) {
+        Token t;
+        std::memcpy(&t, token_bytes + i * sizeof(Token), sizeof t);
+        if (!s.valid_token(t)) {
+            fail(name + ": session state token " + std::to_string(i) + " has id " + std::to_string(t) +
+                 " outside the vocabulary");
+        }
+    }
+    const std::uint8_t* logit_bytes =
+        has_logits ? r.take(static_cast<std::size_t>(c.n_vocab) * sizeof(float), "the logits") : nullptr;
+    const std::span<const std::uint8_t> sampler_state(r.take(static_cast<std::size_t>(n_sampler), "the sampler state"),
+                                                      static_cast<std::size_t>(n_sampler));
+    const std::uint8_t* kv_bytes = r.take(2 * static_cast<std::size_t>(c.n_layer) * kv_floats * sizeof(float), "the KV cache");
+
+    // Everything is checked; the sampler validates its own bytes and stays unchanged on error.
+    if (sampler) {
+        if (n_sampler == 0) fail(name + ": session state holds no sampler state to restore");
+        sampler->restore_state(sampler_state);
+    }
+    s.tokens.assign(reinterpret_cast<const Token*>(token_bytes),
+                    reinterpret_cast<const Token*>(token_bytes) + n_past);
+    s.n_past = static_cast<int>(n_past);
+    s.n_logit_rows = 0;
+    s.has_logits = has_logits;
+    if (has_logits) std::memcpy(s.logits.data(), logit_bytes, s.logits.size() * sizeof(float));
+    for (std::int64_t il = 0; il < c.n_layer; ++il) {
+        const std::size_t n = kv_floats * sizeof(float);
+        std::memcpy(s.cache.k(il, 0), kv_bytes + (2 * il) * n, n);
+        std::memcpy(s.cache.v(il, 0), kv_bytes + (2 * il + 1) * n, n);
+    }
+    s.stream->reset();
+}
+
+void Session::save_state_file(const std::string& path, const Sampler* sampler) const {
+    const std::vector<std::uint8_t> bytes = save_state(sampler);
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) fail(path + ": cannot open for writing the session state");
+        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        out.flush();
+        if (!out) fail(path + ": cannot write the session state (" + std::to_string(bytes.size()) + " bytes)");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+        fail(path + ": cannot replace the file with the session state");
+    }
+}
+
+void Session::restore_state_file(const std::string& path, Sampler* sampler) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) fail(path + ": cannot open the session state");
+    const std::streamoff size = in.tellg();
+    if (size < 0) fail(path + ": cannot read the session state");
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(bytes.data()), size);
+    if (!in) fail(path + ": cannot read the session state (" + std::to_string(size) + " bytes)");
+    restore_from(bytes, sampler, path);
+}
+
+}  // namespace ember

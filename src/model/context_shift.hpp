@@ -1,0 +1,41 @@
+// Context shifting (llama.cpp's "context shift"): when a sequence fills its KV cache, keep the
+// first n_keep positions, drop the n_discard after them, move the rest down, and re-rotate the
+// moved keys by -n_discard positions so they read as if computed at their new positions.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/kv_cache.hpp"
+#include "model/llama_config.hpp"
+
+namespace ember::model {
+
+/// How many positions llama.cpp discards from a full sequence of n_past positions that keeps
+/// n_keep: half of the rest, (n_past - n_keep) / 2, but at least 1 (0 when nothing can go).
+std::int64_t context_shift_discard(std::int64_t n_past, std::int64_t n_keep) noexcept;
+
+/// Shifts the cache of a sequence holding n_past positions: positions [n_keep + n_discard,
+/// n_past) move to [n_keep, n_past - n_discard) and their keys are rotated by -n_discard.
+/// `freq_factors` are the model's rope_freq_factors (empty for none); `rope_scratch` holds at
+/// least config.n_rot floats. Allocates nothing.
+/// Requires 0 <= n_keep, 0 < n_discard, n_keep + n_discard <= n_past <= cache.n_ctx().
+void shift_context(KvCache& cache, const LlamaConfig& config, const std::vector<float>& freq_factors,
+                   std::int64_t n_past, std::int64_t n_keep, std::int64_t n_discard,
+                   std::span<float> rope_scratch);
+
+/// cos/sin of the n_rot / 2 RoPE angles for position (or position delta) `pos`, into cs[n_rot],
+/// computed exactly as the forward pass computes them (llama.cpp's rope cache): theta_scale =
+/// freq_base^(-2/n_rot) in float, the angle starts at `pos` and is multiplied by theta_scale
+/// from pair to pair, and divided by the pair's frequency factor when there are any.
+void rope_angles(float* cs, std::int64_t pos, std::int64_t n_rot, float freq_base,
+                 const std::vector<float>& freq_factors);
+
+/// Rotates adjacent pairs of the first n_rot values of each of the n_heads heads (head_dim
+/// apart) by the angles in cs. RoPE angles add, so rotating a key made at position p by the
+/// angles of -d gives (up to rounding) the key at position p - d.
+void rope_apply(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,
+                const float* cs);
+
+}  // namespace ember::model
