@@ -11,25 +11,26 @@ namespace gguf_test {
 struct Bytes {
     std::vector<std::uint8_t> b;
 
+    // Appends with resize + memcpy (vector::insert trips a GCC 12 -Wstringop-overflow false positive).
+    Bytes& append(const void* p, std::size_t n) {
+        const std::size_t at = b.size();
+        b.resize(at + n);
+        if (n != 0) std::memcpy(b.data() + at, p, n);
+        return *this;
+    }
     template <class T>
     Bytes& put(T v) {
-        std::uint8_t tmp[sizeof(T)];
-        std::memcpy(tmp, &v, sizeof(T));
-        b.insert(b.end(), tmp, tmp + sizeof(T));
-        return *this;
+        return append(&v, sizeof(T));
     }
     Bytes& u8(std::uint8_t v) { return put(v); }
     Bytes& u32(std::uint32_t v) { return put(v); }
     Bytes& i32(std::int32_t v) { return put(v); }
     Bytes& u64(std::uint64_t v) { return put(v); }
     Bytes& f32(float v) { return put(v); }
-    Bytes& raw(std::string_view s) {
-        b.insert(b.end(), s.begin(), s.end());
-        return *this;
-    }
+    Bytes& raw(std::string_view s) { return append(s.data(), s.size()); }
     Bytes& str(std::string_view s) { return u64(s.size()).raw(s); }
     Bytes& zeros(std::size_t n) {
-        b.insert(b.end(), n, 0);
+        b.resize(b.size() + n, 0);
         return *this;
     }
     Bytes& pad_to(std::size_t align) {
