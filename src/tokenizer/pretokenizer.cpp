@@ -114,7 +114,7 @@ PreTokenizer::~PreTokenizer() = default;
 
 namespace {
 
-// Per-call PCRE2 state (match data, a JIT stack large enough for long whitespace runs).
+// PCRE2 matching state (match data, a JIT stack large enough for long whitespace runs).
 struct MatchState {
     pcre2_match_data* md = nullptr;
     pcre2_match_context* ctx = nullptr;
@@ -162,7 +162,8 @@ void split_one(pcre2_code* code, std::string_view frag, MatchState& st,
 
 void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& words) const {
     if (text.empty()) return;
-    MatchState st;
+    // One match state per thread, reused across calls (it does not depend on the pattern).
+    thread_local MatchState st;
     if (regexes_.size() == 1) {
         split_one(regexes_[0]->code, text, st, words);
         return;

@@ -168,7 +168,7 @@ Model parse(std::string_view bytes, const std::string& name) {
     return m;
 }
 
-std::string build_bpe_model(const Vocab& vocab) {
+std::string build_bpe_model(const Vocab& vocab, bool add_dummy_prefix) {
     const std::size_t n = vocab.tokens.size();
     std::size_t n_bytes = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -215,9 +215,17 @@ std::string build_bpe_model(const Vocab& vocab) {
 
     std::string normalizer;
     put_bytes(normalizer, 1, "identity");
-    put_int(normalizer, 3, vocab.add_space_prefix ? 1 : 0);
+    put_int(normalizer, 3, add_dummy_prefix ? 1 : 0);
     put_int(normalizer, 4, vocab.remove_extra_whitespaces ? 1 : 0);
     put_int(normalizer, 5, 1);
+    put_bytes(out, 3, normalizer);
+    return out;
+}
+
+std::string normalizer_override_no_prefix() {
+    std::string normalizer;
+    put_int(normalizer, 3, 0);
+    std::string out;
     put_bytes(out, 3, normalizer);
     return out;
 }

@@ -43,9 +43,13 @@ struct Model {
 /// and the byte offset for malformed input.
 Model parse(std::string_view bytes, const std::string& name);
 
-/// Serializes a BPE-type ModelProto for an SPM vocabulary from GGUF: identity normalizer, no
-/// whitespace collapsing, escaped whitespace, dummy prefix as `vocab.add_space_prefix`, byte
-/// fallback when all 256 <0xXX> byte tokens exist.
-std::string build_bpe_model(const Vocab& vocab);
+/// Serializes a BPE-type ModelProto for an SPM vocabulary from GGUF: identity normalizer,
+/// whitespace collapsing as `vocab.remove_extra_whitespaces`, escaped whitespace, the given dummy
+/// prefix flag, byte fallback when all 256 <0xXX> byte tokens exist.
+std::string build_bpe_model(const Vocab& vocab, bool add_dummy_prefix);
+
+/// A ModelProto fragment holding only normalizer_spec { add_dummy_prefix: false }; appended to a
+/// serialized model it overrides that one field (protobuf merges repeated message fields).
+std::string normalizer_override_no_prefix();
 
 }  // namespace ember::tokenizer::sp_proto

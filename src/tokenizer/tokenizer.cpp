@@ -141,7 +141,7 @@ const std::string& Tokenizer::token_text(Token id) const {
 }
 
 Token Tokenizer::find_token(std::string_view text) const {
-    const auto it = vocab_.to_id.find(std::string(text));
+    const auto it = vocab_.to_id.find(text);
     return it == vocab_.to_id.end() ? -1 : it->second;
 }
 

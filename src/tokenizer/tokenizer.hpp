@@ -41,10 +41,11 @@ public:
     Tokenizer(const Tokenizer&) = delete;
     Tokenizer& operator=(const Tokenizer&) = delete;
 
-    /// Text (any bytes; UTF-8 expected) to ids. `add_bos` prepends BOS when the vocabulary has
-    /// one (and appends EOS when add_eos_default()). With `parse_special`, control tokens written
-    /// in the text (e.g. "<|im_start|>") become their ids; user-defined tokens are always
-    /// matched whole, as llama.cpp and Hugging Face do.
+    /// Text (any bytes; UTF-8 expected) to ids. `add_bos` adds the special tokens the vocabulary
+    /// asks for, as llama.cpp's add_special: BOS when add_bos_default(), EOS when
+    /// add_eos_default() (so Qwen2 gets no BOS, Llama gets one). With `parse_special`, control
+    /// tokens written in the text (e.g. "<|im_start|>") become their ids; user-defined tokens are
+    /// always matched whole, as llama.cpp and Hugging Face do.
     virtual std::vector<Token> encode(std::string_view text, bool add_bos,
                                       bool parse_special) const = 0;
 

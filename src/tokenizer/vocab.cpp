@@ -183,7 +183,7 @@ void Vocab::finalize(const std::string& where) {
     }
 
     auto lookup = [&](std::string_view text) -> Token {
-        const auto it = to_id.find(std::string(text));
+        const auto it = to_id.find(text);
         return it == to_id.end() ? -1 : it->second;
     };
     if (eot < 0) {

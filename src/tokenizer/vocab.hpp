@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +23,12 @@ enum class TokenType : std::int32_t {
 
 enum class VocabKind { spm, bpe };
 
+/// Hash for string keys that also accepts std::string_view lookups without a copy.
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
 struct Vocab {
     VocabKind kind = VocabKind::spm;
     std::string name;  ///< File name, for messages.
@@ -39,7 +46,7 @@ struct Vocab {
     bool remove_extra_whitespaces = false;
 
     // Derived by finalize().
-    std::unordered_map<std::string, Token> to_id;
+    std::unordered_map<std::string, Token, StringHash, std::equal_to<>> to_id;
     std::vector<Token> specials;      ///< Control, user-defined, unknown; longest text first.
     std::vector<std::uint8_t> eog;    ///< 1 for end-of-generation tokens.
 
