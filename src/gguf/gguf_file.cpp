@@ -281,7 +281,13 @@ std::int64_t Value::as_i64(std::string_view key) const {
 }
 
 float Value::as_f32(std::string_view key) const {
-    if (const auto* d = std::get_if<double>(&data)) return static_cast<float>(*d);
+    if (const auto* d = std::get_if<double>(&data)) {
+        // A finite double beyond float range would be undefined to cast.
+        if (std::isfinite(*d) && std::fabs(*d) > static_cast<double>(std::numeric_limits<float>::max())) {
+            out_of_range(key, *this, std::to_string(*d), "f32");
+        }
+        return static_cast<float>(*d);
+    }
     if (const auto* u = std::get_if<std::uint64_t>(&data)) return static_cast<float>(*u);
     if (const auto* i = std::get_if<std::int64_t>(&data)) return static_cast<float>(*i);
     mismatch(key, *this, "a number");

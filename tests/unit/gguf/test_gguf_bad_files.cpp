@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -261,6 +262,12 @@ TEST_CASE("typed getters convert integers that fit and reject the rest", "[gguf]
     CHECK_THROWS_AS(f.get_f32_or("str", 0.0f), ember::Error);
     CHECK_THROWS_AS(f.find("neg.i8")->as_u64("neg.i8"), ember::Error);
     CHECK_THROWS_AS(f.find("big.u64")->as_bool("big.u64"), ember::Error);
+    ember::gguf::Value huge;
+    huge.type = ember::gguf::ValueType::f64;
+    huge.data = 1e300;
+    CHECK_THROWS_WITH(huge.as_f32("k.huge"), Catch::Contains("'k.huge'") && Catch::Contains("f32"));
+    huge.data = -std::numeric_limits<double>::infinity();
+    CHECK(huge.as_f32("k.inf") == -std::numeric_limits<float>::infinity());
 }
 
 TEST_CASE("a 150k-token vocabulary parses quickly", "[gguf][perf]") {

@@ -139,7 +139,7 @@ std::uint64_t touch_value(const ember::gguf::Value& v) {
                    ? static_cast<std::uint64_t>(v.as_i64(""))
                    : v.as_u64("");
     } else if (v.is_float()) {
-        sum += static_cast<std::uint64_t>(v.as_f32("") != 0.0f);
+        sum += static_cast<std::uint64_t>(std::get<double>(v.data) != 0.0);
     } else {
         sum += v.as_bool("");
     }
