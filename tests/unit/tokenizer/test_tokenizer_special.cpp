@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <thread>
 
 #include "ember/error.hpp"
 #include "tokenizer_test_util.hpp"
@@ -116,4 +117,30 @@ TEST_CASE("stories260K model vocabulary loads", "[tokenizer][special]") {
     REQUIRE(ids.size() > 2);
     CHECK(ids[0] == 1);
     CHECK(tok->decode(ids) == text);
+}
+
+TEST_CASE("const methods are safe from many threads", "[tokenizer][threads]") {
+    for (const char* name : {"llama-spm", "qwen2"}) {
+        const std::string base = std::string("tokenizer/ggml-vocab-") + name + ".gguf";
+        EMBER_REQUIRE_SHARED(base);
+        EMBER_REQUIRE_SHARED(base + ".inp");
+        const auto& tok = tok_test::shared_tokenizer(base);
+        const auto cases = tok_test::read_cases(ember_test::shared_file(base + ".inp").string());
+        std::vector<std::vector<Token>> want;
+        for (const auto& c : cases) want.push_back(tok.encode(c, true, true));
+        std::vector<int> mismatches(4, 0);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t) {
+            threads.emplace_back([&, t] {
+                for (int rep = 0; rep < 5; ++rep) {
+                    for (std::size_t i = 0; i < cases.size(); ++i) {
+                        const auto ids = tok.encode(cases[i], true, true);
+                        if (ids != want[i] || tok.decode(ids) != tok.decode(want[i])) ++mismatches[t];
+                    }
+                }
+            });
+        }
+        for (auto& th : threads) th.join();
+        for (int t = 0; t < 4; ++t) CHECK(mismatches[t] == 0);
+    }
 }
