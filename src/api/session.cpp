@@ -83,8 +83,11 @@ Status Session::prefill(std::span<const Token> tokens) {
                  ", outside the vocabulary [0, " + std::to_string(s.model_impl->config.n_vocab) + ")");
         }
     }
-    // Check that every chunk will fit (after the shifts it may need) before any work.
+    // Check that the tokens fit (with context shift: in the context less the kept tokens, and
+    // every chunk after the shifts it needs) before any work.
     const auto n_total = static_cast<std::int64_t>(tokens.size());
+    const std::int64_t room = s.options.context_shift ? s.n_ctx - std::min(s.n_past, s.options.n_keep)
+                                                      : s.n_ctx - s.n_past;
     {
         std::int64_t past = s.n_past, done = 0;
         while (done < n_total) {
@@ -93,7 +96,7 @@ Status Session::prefill(std::span<const Token> tokens) {
                    model::context_shift_discard(past, s.options.n_keep) > 0) {
                 past -= model::context_shift_discard(past, s.options.n_keep);
             }
-            if (past + n > s.n_ctx) {
+            if (past + n > s.n_ctx || n_total > room) {
                 fail("prompt of " + std::to_string(n_total) + " tokens does not fit in the context: " +
                      std::to_string(s.n_past) + " tokens used of " + std::to_string(s.n_ctx) +
                      (s.options.context_shift
