@@ -394,7 +394,6 @@ void File::Impl::parse() {
         kv.offset = at;
         kv.key = r.read_string("key");
         r.set_context("key " + quoted(kv.key) + " (entry at byte " + std::to_string(at) + ")");
-        if (kv.key.empty()) r.error_at(at, "empty key");
         const std::size_t type_at = r.pos();
         const auto type_raw = r.read<std::uint32_t>("value type");
         if (!known_value_type(type_raw)) r.error_at(type_at, "unknown value type " + std::to_string(type_raw));

@@ -95,7 +95,11 @@ std::vector<BadCase> bad_cases() {
     c.push_back({"unknown array element type", one_kv([](Bytes& b) { b.key("k.a", kArray).u32(99).u64(0); }),
                  {"'k.a'", "element type 99"}});
     c.push_back({"bool value 2", one_kv([](Bytes& b) { b.key("k.b", kBool).u8(2); }), {"'k.b'", "bool"}});
-    c.push_back({"empty key", one_kv([](Bytes& b) { b.key("", kU32).u32(1); }), {"empty key", "byte 24"}});
+    c.push_back({"duplicate empty key", make(0, 2, [](Bytes& b) {
+                     b.key("", kU32).u32(1);
+                     b.key("", kU32).u32(1);
+                 }),
+                 {"key ''", "duplicate key"}});
     c.push_back({"duplicate key", make(0, 2, [](Bytes& b) {
                      b.key("k.d", kU32).u32(1);
                      b.key("k.d", kU32).u32(2);
@@ -174,6 +178,9 @@ TEST_CASE("small hand-made file is valid (v3 and v2)", "[gguf][bad]") {
         CHECK(f.find_tensor("t1")->n_bytes == 36);
         CHECK(f.find_tensor("t1")->data == f.bytes().data() + f.data_offset() + 32);
     }
+    // Like llama.cpp, an empty key is accepted (only empty tensor names are rejected).
+    const Bytes empty_key = make(0, 1, [](Bytes& b) { b.key("", kU32).u32(1); });
+    CHECK(File::from_copy(empty_key.b.data(), empty_key.size(), "k.gguf").get_u32("") == 1);
     // Four levels of arrays are accepted (the fifth is rejected, see the table).
     const Bytes deep = make(0, 1, [](Bytes& b) {
         b.key("k.deep", kArray);
