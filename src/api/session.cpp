@@ -118,9 +118,10 @@ Status Session::prefill(std::span<const Token> tokens) {
         if (status != Status::ok) break;
         done += n;
     }
+    const double elapsed = seconds_since(t0);
     s.metrics.prompt_tokens += done;
-    s.metrics.prefill_seconds += seconds_since(t0);
-    if (first && status == Status::ok) s.metrics.ttft_seconds = seconds_since(t0);
+    s.metrics.prefill_seconds += elapsed;
+    if (first && status == Status::ok) s.metrics.ttft_seconds = elapsed;
     return status;
 }
 
