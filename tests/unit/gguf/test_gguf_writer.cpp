@@ -218,6 +218,7 @@ TEST_CASE("writer streams to a file that File::open maps", "[gguf][writer]") {
     std::ofstream(empty).close();
     CHECK_THROWS_WITH(File::open(empty), Catch::Contains(empty) && Catch::Contains("empty"));
     CHECK_THROWS_WITH(File::open((dir / "missing.gguf").string()), Catch::Contains("missing.gguf"));
+    CHECK_THROWS_WITH(File::open("/dev/null"), Catch::Contains("/dev/null") && Catch::Contains("not a regular file"));
     // Writing into a missing folder fails cleanly.
     CHECK_THROWS_AS(w.write_to_file((dir / "no/such/dir/x.gguf").string()), ember::Error);
     std::filesystem::remove_all(dir);
