@@ -11,6 +11,7 @@
 
 #include "chat/jinja_ops.hpp"
 #include "chat/json.hpp"
+#include "ember/error.hpp"
 
 namespace ember::jinja {
 struct Template;

@@ -41,6 +41,7 @@ struct Expr {
     std::vector<ExprPtr> args;
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
     bool negated = false;
+    int depth = 1;  ///< Height of this subtree (the parser bounds it; evaluation recurses on it).
 };
 
 struct Stmt {

@@ -99,14 +99,31 @@ private:
     std::vector<std::size_t> line_starts_;
     std::vector<Token> tokens_;
 
+    // Line and column (in characters) of a byte offset. Tokens arrive in increasing order, so
+    // the scan continues from the previous position; earlier offsets rescan their line.
+    mutable std::size_t cursor_offset_ = 0;
+    mutable int cursor_line_ = 1;
+    mutable int cursor_column_ = 1;
+
     void locate(std::size_t offset, Token& t) const {
-        auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-        std::size_t line_index = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
-        t.line = static_cast<int>(line_index + 1);
-        std::size_t col = 1;
-        for (std::size_t i = line_starts_[line_index]; i < offset && i < src_.size(); ++i)
-            if ((static_cast<unsigned char>(src_[i]) & 0xC0) != 0x80) ++col;
-        t.column = static_cast<int>(col);
+        if (offset < cursor_offset_) {
+            auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+            std::size_t line_index = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
+            cursor_offset_ = line_starts_[line_index];
+            cursor_line_ = static_cast<int>(line_index + 1);
+            cursor_column_ = 1;
+        }
+        for (; cursor_offset_ < offset && cursor_offset_ < src_.size(); ++cursor_offset_) {
+            char c = src_[cursor_offset_];
+            if (c == '\n') {
+                ++cursor_line_;
+                cursor_column_ = 1;
+            } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+                ++cursor_column_;
+            }
+        }
+        t.line = cursor_line_;
+        t.column = cursor_column_;
     }
 
     [[noreturn]] void error(std::size_t offset, const std::string& message) const {

@@ -1,5 +1,6 @@
 #include "chat/jinja_parser.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <initializer_list>
@@ -90,6 +91,20 @@ private:
         advance();
     }
 
+    // Records the height of a node built from finished children and bounds it, so that long
+    // left-nested chains (a + b + ..., a.b.c..., x|f|g...) cannot exhaust the stack later.
+    ExprPtr seal(ExprPtr e) {
+        int h = 0;
+        for (const auto& a : e->args)
+            if (a) h = std::max(h, a->depth);
+        for (const auto& [k, v] : e->kwargs)
+            if (v) h = std::max(h, v->depth);
+        e->depth = h + 1;
+        if (e->depth > kMaxParseDepth)
+            fail_at(e->line, e->column, "template nesting is deeper than " + std::to_string(kMaxParseDepth) + " levels");
+        return e;
+    }
+
     ExprPtr node(Expr::Kind kind, const Token& at) {
         auto e = std::make_unique<Expr>();
         e->kind = kind;
@@ -146,6 +161,19 @@ private:
                                 return std::string(e);
                             }
                         }
+                    }
+                    if (name.type == Token::Type::name &&
+                        (name.value.rfind("end", 0) == 0 || name.value == "elif" || name.value == "else")) {
+                        std::string message = "unexpected '" + name.value + "'";
+                        if (ends.size() != 0) {
+                            message += ", expected ";
+                            bool first = true;
+                            for (auto e : ends) {
+                                message += (first ? "'" : " or '") + std::string(e) + "'";
+                                first = false;
+                            }
+                        }
+                        fail_at(name.line, name.column, message);
                     }
                     body.push_back(parse_statement());
                     break;
@@ -366,7 +394,7 @@ private:
             c->args.push_back(std::move(expr));
             c->args.push_back(std::move(cond));
             c->args.push_back(std::move(otherwise));
-            expr = std::move(c);
+            expr = seal(std::move(c));
         }
         return expr;
     }
@@ -376,7 +404,7 @@ private:
         b->name = std::move(op);
         b->args.push_back(std::move(left));
         b->args.push_back(std::move(right));
-        return b;
+        return seal(std::move(b));
     }
 
     ExprPtr parse_or() {
@@ -490,7 +518,7 @@ private:
         }
         n = parse_postfix(std::move(n));
         if (with_filter) n = parse_filter_expr(std::move(n));
-        return n;
+        return seal(std::move(n));
     }
 
     ExprPtr parse_primary() {
@@ -584,6 +612,7 @@ private:
 
     ExprPtr parse_postfix(ExprPtr n) {
         for (;;) {
+            n = seal(std::move(n));
             Token at = cur();
             if (skip_op(".")) {
                 if (cur().type == Token::Type::name) {
@@ -688,6 +717,7 @@ private:
 
     ExprPtr parse_filter_expr(ExprPtr n) {
         for (;;) {
+            n = seal(std::move(n));
             if (skip_op("|")) {
                 n = parse_filter(std::move(n));
             } else if (is_name("is")) {
