@@ -4,6 +4,7 @@
 // See docs/quant_formats_kquants.md for the bit layouts.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -47,6 +48,21 @@ struct BlockQ8K {
     std::int16_t bsums[kQK_K / 16];
 };
 static_assert(sizeof(BlockQ8K) == 292, "Q8_K block must be 292 bytes");
+
+static_assert(offsetof(BlockQ4K, scales) == offsetof(BlockQ5K, scales) &&
+              offsetof(BlockQ4K, dmin) == offsetof(BlockQ5K, dmin), "Q4_K/Q5_K share the head");
+
+/// Unaligned loads for kernels that address blocks by byte offset (rows may start anywhere).
+static inline std::uint16_t kq_ld_u16(const std::uint8_t* p) {
+    std::uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline float kq_ld_f32(const std::uint8_t* p) {
+    float v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
 
 /// IEEE half -> float, exact (subnormals, inf and NaN included). Bit manipulation only.
 static inline float kq_fp16_to_fp32(std::uint16_t h) {

@@ -46,7 +46,7 @@ inline __m256i madd_acc(__m256i sum, __m256i p, __m256i s) {
 }
 
 /// Sum over j of mins[j] * (bsums[2j] + bsums[2j+1]) in 8 int32 lanes.
-inline __m256i mins_dot_bsums(__m128i sm, const std::int16_t* bsums) {
+inline __m256i mins_dot_bsums(__m128i sm, const std::uint8_t* bsums) {
     const __m128i mins = _mm_unpackhi_epi64(sm, sm);
     const __m256i mins2 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));  // m0 m0 m1 m1 ..
     const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
@@ -58,7 +58,7 @@ inline __m256i word_bcast(int j) { return _mm256_set1_epi16(static_cast<short>(0
 
 template <bool kVnni, bool kQ5>
 float dot_q45_k(std::int64_t n, const void* vx, const void* vy) {
-    const auto* y = static_cast<const BlockQ8K*>(vy);
+    const auto* y0 = static_cast<const std::uint8_t*>(vy);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i bit4 = _mm256_set1_epi8(0x10);
     const __m256i ctl[8] = {word_bcast(0), word_bcast(1), word_bcast(2), word_bcast(3),
@@ -67,24 +67,21 @@ float dot_q45_k(std::int64_t n, const void* vx, const void* vy) {
     __m256 acc_m = _mm256_setzero_ps();
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
-        const std::uint8_t* scales;
-        const std::uint8_t* qs;
-        const std::uint8_t* qhp = nullptr;
-        std::uint16_t d16, dmin16;
-        if constexpr (kQ5) {
-            const auto* x = static_cast<const BlockQ5K*>(vx) + i;
-            scales = x->scales, qs = x->qs, qhp = x->qh, d16 = x->d, dmin16 = x->dmin;
-        } else {
-            const auto* x = static_cast<const BlockQ4K*>(vx) + i;
-            scales = x->scales, qs = x->qs, d16 = x->d, dmin16 = x->dmin;
-        }
-        const float dy = y[i].d;
+        const std::uint8_t* yb = y0 + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
+        const std::uint8_t* xb = static_cast<const std::uint8_t*>(vx) +
+                                 static_cast<std::size_t>(i) * (kQ5 ? sizeof(BlockQ5K) : sizeof(BlockQ4K));
+        const std::uint8_t* scales = xb + offsetof(BlockQ4K, scales);
+        const std::uint8_t* qs = xb + (kQ5 ? offsetof(BlockQ5K, qs) : offsetof(BlockQ4K, qs));
+        [[maybe_unused]] const std::uint8_t* qhp = xb + offsetof(BlockQ5K, qh);
+        const std::uint16_t d16 = kq_ld_u16(xb + offsetof(BlockQ4K, d));
+        const std::uint16_t dmin16 = kq_ld_u16(xb + offsetof(BlockQ4K, dmin));
+        const float dy = kq_ld_f32(yb);
         const __m128i sm = unpack_scales_k4(scales);
-        const __m256i prod_m = mins_dot_bsums(sm, y[i].bsums);
+        const __m256i prod_m = mins_dot_bsums(sm, (yb + offsetof(BlockQ8K, bsums)));
         acc_m = _mm256_fmadd_ps(_mm256_set1_ps(dy * fp16(dmin16)), _mm256_cvtepi32_ps(prod_m), acc_m);
 
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-        const std::int8_t* a = y[i].qs;
+        const std::uint8_t* a = yb + offsetof(BlockQ8K, qs);
         __m256i qh;
         if constexpr (kQ5) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
         __m256i sumi = _mm256_setzero_si256();
@@ -115,23 +112,25 @@ inline __m256i word_bcast2(int lo, int hi) {
 
 template <bool kVnni>
 float dot_q6_k(std::int64_t n, const void* vx, const void* vy) {
-    const auto* x = static_cast<const BlockQ6K*>(vx);
-    const auto* y = static_cast<const BlockQ8K*>(vy);
+    const auto* x0 = static_cast<const std::uint8_t*>(vx);
+    const auto* y0 = static_cast<const std::uint8_t*>(vy);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i m30 = _mm256_set1_epi8(0x30);
     const __m256i ctl[4] = {word_bcast2(0, 1), word_bcast2(2, 3), word_bcast2(4, 5), word_bcast2(6, 7)};
     __m256 acc = _mm256_setzero_ps();
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
-        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales));
+        const std::uint8_t* xb = x0 + static_cast<std::size_t>(i) * sizeof(BlockQ6K);
+        const std::uint8_t* yb = y0 + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
+        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xb + offsetof(BlockQ6K, scales)));
         const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
         // -32 offset of every q: sum_j sc[j] * bsums[j] * 32, subtracted up front.
-        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums));
+        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb + offsetof(BlockQ8K, bsums)));
         __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(),
                                         _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5));
-        const std::uint8_t* ql = x[i].ql;
-        const std::uint8_t* qhp = x[i].qh;
-        const std::int8_t* a = y[i].qs;
+        const std::uint8_t* ql = xb + offsetof(BlockQ6K, ql);
+        const std::uint8_t* qhp = xb + offsetof(BlockQ6K, qh);
+        const std::uint8_t* a = yb + offsetof(BlockQ8K, qs);
         for (int h = 0; h < 2; ++h, ql += 64, qhp += 32, a += 128) {
             const __m256i sc = _mm256_broadcastsi128_si256(h == 0 ? _mm256_castsi256_si128(sc16)
                                                                   : _mm256_extracti128_si256(sc16, 1));
@@ -156,7 +155,7 @@ float dot_q6_k(std::int64_t n, const void* vx, const void* vy) {
             sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(q4, _mm256_loadu_si256(av + 3)),
                                    _mm256_shuffle_epi8(sc, ctl[3]));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * fp16(x[i].d)), _mm256_cvtepi32_ps(sumi), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(yb) * fp16(kq_ld_u16(xb + offsetof(BlockQ6K, d)))), _mm256_cvtepi32_ps(sumi), acc);
     }
     return hsum_ps(acc);
 }
@@ -172,25 +171,21 @@ void dot_q45_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std:
     for (int t = 0; t < NT; ++t) acc[t] = acc_m[t] = _mm256_setzero_ps();
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
-        const std::uint8_t* scales;
-        const std::uint8_t* qs;
-        const std::uint8_t* qhp = nullptr;
-        std::uint16_t d16, dmin16;
-        if constexpr (kQ5) {
-            const auto* x = static_cast<const BlockQ5K*>(vx) + i;
-            scales = x->scales, qs = x->qs, qhp = x->qh, d16 = x->d, dmin16 = x->dmin;
-        } else {
-            const auto* x = static_cast<const BlockQ4K*>(vx) + i;
-            scales = x->scales, qs = x->qs, d16 = x->d, dmin16 = x->dmin;
-        }
+        const std::uint8_t* xb = static_cast<const std::uint8_t*>(vx) +
+                                 static_cast<std::size_t>(i) * (kQ5 ? sizeof(BlockQ5K) : sizeof(BlockQ4K));
+        const std::uint8_t* scales = xb + offsetof(BlockQ4K, scales);
+        const std::uint8_t* qs = xb + (kQ5 ? offsetof(BlockQ5K, qs) : offsetof(BlockQ4K, qs));
+        [[maybe_unused]] const std::uint8_t* qhp = xb + offsetof(BlockQ5K, qh);
+        const std::uint16_t d16 = kq_ld_u16(xb + offsetof(BlockQ4K, d));
+        const std::uint16_t dmin16 = kq_ld_u16(xb + offsetof(BlockQ4K, dmin));
         const float d = fp16(d16), dmin = fp16(dmin16);
         const __m128i sm = unpack_scales_k4(scales);
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-        const BlockQ8K* y[NT];
+        const std::uint8_t* y[NT];  // Q8_K block i of each token
         for (int t = 0; t < NT; ++t) {
-            y[t] = reinterpret_cast<const BlockQ8K*>(a + static_cast<std::size_t>(t) * a_stride) + i;
-            acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dmin),
-                                       _mm256_cvtepi32_ps(mins_dot_bsums(sm, y[t]->bsums)), acc_m[t]);
+            y[t] = a + static_cast<std::size_t>(t) * a_stride + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
+            acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * dmin),
+                                       _mm256_cvtepi32_ps(mins_dot_bsums(sm, (y[t] + offsetof(BlockQ8K, bsums)))), acc_m[t]);
         }
         __m256i qh;
         if constexpr (kQ5) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
@@ -208,13 +203,13 @@ void dot_q45_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std:
             const __m256i s0 = _mm256_shuffle_epi8(sc, word_bcast(2 * k));
             const __m256i s1 = _mm256_shuffle_epi8(sc, word_bcast(2 * k + 1));
             for (int t = 0; t < NT; ++t) {
-                const std::int8_t* at = y[t]->qs + 64 * k;
+                const std::uint8_t* at = y[t] + offsetof(BlockQ8K, qs) + 64 * k;
                 sumi[t] = madd_acc<kVnni>(sumi[t], _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))), s0);
                 sumi[t] = madd_acc<kVnni>(sumi[t], _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 32))), s1);
             }
         }
         for (int t = 0; t < NT; ++t) {
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
         }
     }
     for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[t]) - hsum_ps(acc_m[t]);
@@ -222,23 +217,24 @@ void dot_q45_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std:
 
 template <bool kVnni, int NT>
 void dot_q6_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
-    const auto* x = static_cast<const BlockQ6K*>(vx);
+    const auto* x0 = static_cast<const std::uint8_t*>(vx);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i m30 = _mm256_set1_epi8(0x30);
     __m256 acc[NT];
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
-        const BlockQ8K* y[NT];
+        const std::uint8_t* xb = x0 + static_cast<std::size_t>(i) * sizeof(BlockQ6K);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb + offsetof(BlockQ6K, scales))));
+        const std::uint8_t* y[NT];  // Q8_K block i of each token
         __m256i sumi[NT];
         for (int t = 0; t < NT; ++t) {
-            y[t] = reinterpret_cast<const BlockQ8K*>(a + static_cast<std::size_t>(t) * a_stride) + i;
-            const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[t]->bsums));
+            y[t] = a + static_cast<std::size_t>(t) * a_stride + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
+            const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[t] + offsetof(BlockQ8K, bsums)));
             sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5));
         }
-        const std::uint8_t* ql = x[i].ql;
-        const std::uint8_t* qhp = x[i].qh;
+        const std::uint8_t* ql = xb + offsetof(BlockQ6K, ql);
+        const std::uint8_t* qhp = xb + offsetof(BlockQ6K, qh);
         for (int h = 0; h < 2; ++h, ql += 64, qhp += 32) {
             const __m256i sc = _mm256_broadcastsi128_si256(h == 0 ? _mm256_castsi256_si128(sc16)
                                                                   : _mm256_extracti128_si256(sc16, 1));
@@ -254,13 +250,13 @@ void dot_q6_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std::
             for (int g = 0; g < 4; ++g) {
                 const __m256i s = _mm256_shuffle_epi8(sc, word_bcast2(2 * g, 2 * g + 1));
                 for (int t = 0; t < NT; ++t) {
-                    const auto* av = reinterpret_cast<const __m256i*>(y[t]->qs + 128 * h + 32 * g);
+                    const auto* av = reinterpret_cast<const __m256i*>((y[t] + offsetof(BlockQ8K, qs)) + 128 * h + 32 * g);
                     sumi[t] = madd_acc<kVnni>(sumi[t], _mm256_maddubs_epi16(q[g], _mm256_loadu_si256(av)), s);
                 }
             }
         }
         for (int t = 0; t < NT; ++t) {
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * fp16(x[i].d)), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * fp16(kq_ld_u16(xb + offsetof(BlockQ6K, d)))), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
         }
     }
     for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[t]);

@@ -40,7 +40,7 @@ inline __m128i unpack_scales_k4(const std::uint8_t* q) {
                          static_cast<int>(sc_hi), static_cast<int>(sc_lo));
 }
 
-inline __m256i mins_dot_bsums(__m128i sm, const std::int16_t* bsums) {
+inline __m256i mins_dot_bsums(__m128i sm, const std::uint8_t* bsums) {
     const __m128i mins = _mm_unpackhi_epi64(sm, sm);
     const __m256i mins2 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));
     const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
@@ -82,17 +82,13 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
     }
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
-        const std::uint8_t* scales;
-        const std::uint8_t* qs;
-        const std::uint8_t* qhp = nullptr;
-        std::uint16_t d16, dmin16;
-        if constexpr (kQ5) {
-            const auto* x = static_cast<const BlockQ5K*>(vx) + i;
-            scales = x->scales, qs = x->qs, qhp = x->qh, d16 = x->d, dmin16 = x->dmin;
-        } else {
-            const auto* x = static_cast<const BlockQ4K*>(vx) + i;
-            scales = x->scales, qs = x->qs, d16 = x->d, dmin16 = x->dmin;
-        }
+        const std::uint8_t* xb = static_cast<const std::uint8_t*>(vx) +
+                                 static_cast<std::size_t>(i) * (kQ5 ? sizeof(BlockQ5K) : sizeof(BlockQ4K));
+        const std::uint8_t* scales = xb + offsetof(BlockQ4K, scales);
+        const std::uint8_t* qs = xb + (kQ5 ? offsetof(BlockQ5K, qs) : offsetof(BlockQ4K, qs));
+        [[maybe_unused]] const std::uint8_t* qhp = xb + offsetof(BlockQ5K, qh);
+        const std::uint16_t d16 = kq_ld_u16(xb + offsetof(BlockQ4K, d));
+        const std::uint16_t dmin16 = kq_ld_u16(xb + offsetof(BlockQ4K, dmin));
         const float d = fp16(d16), dmin = fp16(dmin16);
         const __m128i sm = unpack_scales_k4(scales);
         const __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
@@ -107,11 +103,11 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
             s[k] = _mm512_shuffle_epi8(sc, ctl[k]);
         }
         for (int t = 0; t < NT; ++t) {
-            const auto* y = reinterpret_cast<const BlockQ8K*>(a + static_cast<std::size_t>(t) * a_stride) + i;
-            const float dy = y->d;
+            const std::uint8_t* y = a + static_cast<std::size_t>(t) * a_stride + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
+            const float dy = kq_ld_f32(y);
             acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(dy * dmin),
-                                       _mm256_cvtepi32_ps(mins_dot_bsums(sm, y->bsums)), acc_m[t]);
-            const auto* av = reinterpret_cast<const __m512i*>(y->qs);
+                                       _mm256_cvtepi32_ps(mins_dot_bsums(sm, (y + offsetof(BlockQ8K, bsums)))), acc_m[t]);
+            const auto* av = reinterpret_cast<const __m512i*>(y + offsetof(BlockQ8K, qs));
             __m512i sumi = _mm512_setzero_si512();
             for (int k = 0; k < 4; ++k) {
                 sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(q[k], _mm512_loadu_si512(av + k)), s[k]);
@@ -124,7 +120,7 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
 
 template <int NT>
 void dot_q6_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
-    const auto* x = static_cast<const BlockQ6K*>(vx);
+    const auto* x0 = static_cast<const std::uint8_t*>(vx);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i m30 = _mm512_set1_epi8(0x30);
     // Group 0 of a half: values 0..31 take qh bits 0-1 (<<4), 32..63 bits 2-3 (<<2).
@@ -142,31 +138,32 @@ void dot_q6_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t
     for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
+        const std::uint8_t* xb = x0 + static_cast<std::size_t>(i) * sizeof(BlockQ6K);
         const __m256i sc16 = _mm256_cvtepi8_epi16(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(xb + offsetof(BlockQ6K, scales))));
         const __m512i scz = _mm512_zextsi256_si512(sc16);
         __m512i q[4], s[4];
         for (int h = 0; h < 2; ++h) {
-            const __m512i ql = _mm512_loadu_si512(x[i].ql + 64 * h);
-            const __m512i qh = bcast256(x[i].qh + 32 * h);
+            const __m512i ql = _mm512_loadu_si512((xb + offsetof(BlockQ6K, ql)) + 64 * h);
+            const __m512i qh = bcast256((xb + offsetof(BlockQ6K, qh)) + 32 * h);
             q[2 * h] = _mm512_ternarylogic_epi64(
                 _mm512_and_si512(ql, m4), _mm512_rolv_epi64(qh, qh_rot0), m30, 0xF8);
             q[2 * h + 1] = _mm512_ternarylogic_epi64(
                 _mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_rolv_epi64(qh, qh_rot1), m30, 0xF8);
         }
         for (int g = 0; g < 4; ++g) s[g] = _mm512_permutexvar_epi16(sc_idx[g], scz);
-        const float d = fp16(x[i].d);
+        const float d = fp16(kq_ld_u16(xb + offsetof(BlockQ6K, d)));
         for (int t = 0; t < NT; ++t) {
-            const auto* y = reinterpret_cast<const BlockQ8K*>(a + static_cast<std::size_t>(t) * a_stride) + i;
+            const std::uint8_t* y = a + static_cast<std::size_t>(t) * a_stride + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
             // -32 offset of every q: sum_j sc[j] * bsums[j] * 32, subtracted up front.
-            const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y->bsums));
+            const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y + offsetof(BlockQ8K, bsums)));
             const __m256i bias = _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5);
             __m512i sumi = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_zextsi256_si512(bias));
-            const auto* av = reinterpret_cast<const __m512i*>(y->qs);
+            const auto* av = reinterpret_cast<const __m512i*>(y + offsetof(BlockQ8K, qs));
             for (int g = 0; g < 4; ++g) {
                 sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(q[g], _mm512_loadu_si512(av + g)), s[g]);
             }
-            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * d), _mm512_cvtepi32_ps(sumi), acc[t]);
+            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(kq_ld_f32(y) * d), _mm512_cvtepi32_ps(sumi), acc[t]);
         }
     }
     for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]);

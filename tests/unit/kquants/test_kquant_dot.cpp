@@ -107,8 +107,8 @@ TEST_CASE("K-quant dot products: every ISA matches the scalar twin", "[kquants][
                 for (std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{7}}) {
                     // Misaligned copies of both operands.
                     std::vector<std::uint8_t> wbuf(w.size() + 64), abuf(aq.size() + 64);
-                    std::memcpy(wbuf.data() + offset, w.data(), w.size());
-                    std::memcpy(abuf.data() + 3 * offset, aq.data(), aq.size());
+                    if (!w.empty()) std::memcpy(wbuf.data() + offset, w.data(), w.size());
+                    if (!aq.empty()) std::memcpy(abuf.data() + 3 * offset, aq.data(), aq.size());
                     const void* wp = wbuf.data() + offset;
                     const void* ap = abuf.data() + 3 * offset;
                     const float expect = scalar_dot(t)(n, w.data(), aq.data());
