@@ -1,0 +1,108 @@
+// Session::decode + a greedy Sampler::sample allocate nothing after warm-up: this executable
+// replaces the global operator new and counts calls (from every thread) while a flag is set.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "session_test_util.hpp"
+
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+
+void* counted_alloc(std::size_t n, std::size_t align = 0) {
+    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (n == 0) n = 1;
+    void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
+                                                : std::malloc(n);
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n); }
+void* operator new[](std::size_t n) { return counted_alloc(n); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    try {
+        return counted_alloc(n);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    try {
+        return counted_alloc(n);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace {
+
+// Allocations over 64 decode steps after 8 warm-up steps (libgomp and the sampler size their
+// buffers on first use).
+long allocations_over_64_decodes(const ember::Model& model, ember::SessionOptions options,
+                                 bool with_cancel_callback) {
+    ember::Session s(model, options);
+    if (with_cancel_callback) s.set_cancel_callback([] { return false; });
+    ember::Sampler sampler;  // greedy
+    REQUIRE(s.prefill(model.tokenize("Once upon a time")) == ember::Status::ok);
+    for (int i = 0; i < 8; ++i) REQUIRE(s.decode(sampler.sample(s.logits())) == ember::Status::ok);
+    g_allocations = 0;
+    g_counting = true;
+    int ok = 0;
+    for (int i = 0; i < 64; ++i) ok += s.decode(sampler.sample(s.logits())) == ember::Status::ok ? 1 : 0;
+    g_counting = false;
+    CHECK(ok == 64);
+    return g_allocations.load();
+}
+
+}  // namespace
+
+TEST_CASE("decode loop: no allocation after warm-up", "[alloc]") {
+    EMBER_REQUIRE_SHARED(session_test::kModel);
+    const auto& model = session_test::stories();
+    // The counter works.
+    g_allocations = 0;
+    g_counting = true;
+    auto* probe = new std::vector<int>(100);
+    g_counting = false;
+    delete probe;
+    REQUIRE(g_allocations.load() >= 1);
+
+    for (const int threads : {1, 2}) {
+        CAPTURE(threads);
+        CHECK(allocations_over_64_decodes(model, session_test::sopts(256, threads), false) == 0);
+        CHECK(allocations_over_64_decodes(model, session_test::sopts(256, threads), true) == 0);
+    }
+    // Context shifts inside decode allocate nothing either (context 32: several shifts).
+    auto shift = session_test::sopts(32);
+    shift.context_shift = true;
+    shift.n_keep = 1;
+    CHECK(allocations_over_64_decodes(model, shift, false) == 0);
+    // Nor does a clone.
+    ember::Session s(model, session_test::sopts(128));
+    REQUIRE(s.prefill(model.tokenize("Once upon a time")) == ember::Status::ok);
+    ember::Session c = s.clone();
+    ember::Sampler sampler;
+    c.decode(sampler.sample(c.logits()));
+    g_allocations = 0;
+    g_counting = true;
+    for (int i = 0; i < 32; ++i) c.decode(sampler.sample(c.logits()));
+    g_counting = false;
+    CHECK(g_allocations.load() == 0);
+}
