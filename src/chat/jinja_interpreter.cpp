@@ -82,6 +82,14 @@ private:
     std::string* out_ = nullptr;
     std::uint64_t iterations_ = 0;
     int call_depth_ = 0;
+    // Frames that macros and caller() blocks were defined in. They are kept alive here for the
+    // whole render and captured weakly, so a macro stored in its own frame is not a cycle.
+    std::vector<FramePtr> pinned_;
+
+    std::weak_ptr<Frame> pin(const FramePtr& frame) {
+        pinned_.push_back(frame);
+        return frame;
+    }
 
     // ---- output ------------------------------------------------------------------------
 
@@ -265,9 +273,9 @@ private:
             }
             case Stmt::Kind::call_block: {
                 const Stmt* stmt = &s;
-                FramePtr defining = frame;
+                std::weak_ptr<Frame> defining = pin(frame);
                 Value caller = make_callable("caller", [this, stmt, defining](CallArgs& a) {
-                    FramePtr f = child_of(defining);
+                    FramePtr f = child_of(defining.lock());
                     bind_params(stmt->params, a, *f, "caller");
                     return Value(capture(stmt->body, f));
                 });
@@ -371,8 +379,9 @@ private:
         f.set("kwargs", Value(kwargs));
     }
 
-    Value make_macro(const Stmt& s, const FramePtr& defining) {
+    Value make_macro(const Stmt& s, const FramePtr& frame) {
         const Stmt* stmt = &s;
+        std::weak_ptr<Frame> defining = pin(frame);
         return make_callable(s.text, [this, stmt, defining](CallArgs& a) {
             if (++call_depth_ > limits_.max_call_depth) {
                 --call_depth_;
@@ -382,7 +391,7 @@ private:
                 int& d;
                 ~Depth() { --d; }
             } depth{call_depth_};
-            FramePtr f = child_of(defining);
+            FramePtr f = child_of(defining.lock());
             bind_params(stmt->params, a, *f, stmt->text);
             for (std::size_t i = a.positional.size(); i < stmt->params.size(); ++i) {
                 const auto& [pname, def] = stmt->params[i];
