@@ -17,3 +17,15 @@ if(EXISTS "${EMBER_STORIES}" AND EMBER_BUILD_EXAMPLES)
 else()
   message(STATUS "ember: ${EMBER_STORIES} not found: example and CLI tests skipped")
 endif()
+
+if(EXISTS "${EMBER_STORIES}" AND EMBER_BUILD_EXAMPLES)
+  # The interactive chat on a pipe: answers, /stats, /save and /load, /exit, exit code 0.
+  add_test(NAME chat_repl_pipe
+           COMMAND ${CMAKE_COMMAND} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_repl.cmake)
+  # Flags: unknown flags and bad values exit 2 naming the flag; a prompt longer than -c exits 1.
+  add_test(NAME chat_flags
+           COMMAND ${CMAKE_COMMAND} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_flags.cmake)
+endif()

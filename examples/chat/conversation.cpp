@@ -19,6 +19,8 @@ ember::SessionOptions session_options(const Options& o) {
     ember::SessionOptions s;
     s.context = o.context;
     s.threads = o.threads;
+    s.context_shift = o.context_shift;
+    s.n_keep = o.keep;
     return s;
 }
 
@@ -54,26 +56,30 @@ ember::Status Conversation::sync(const std::vector<ember::Token>& tokens, Answer
 }
 
 void Conversation::generate(Answer& answer, std::FILE* out) {
+    if (answer.status != ember::Status::ok) return;
+    ember::GenerateOptions g;
+    g.max_tokens = options_.n_predict;
+    g.stop = options_.stop;
+    g.on_token = [out](ember::Token, std::string_view text) {
+        std::fwrite(text.data(), 1, text.size(), out);
+        std::fflush(out);
+        return !interrupted();
+    };
     const auto t0 = Clock::now();
     set_generating(true);
-    ember::Status status = answer.status;
-    while (status == ember::Status::ok &&
-           (options_.n_predict < 0 || answer.generated_tokens < options_.n_predict)) {
-        if (interrupted()) break;
-        const ember::Token t = sampler_.sample(session_.logits());
-        if (model_.is_end_of_generation(t)) break;
-        const std::string piece = session_.detokenize_stream(t);
-        answer.text += piece;
-        std::fwrite(piece.data(), 1, piece.size(), out);
-        std::fflush(out);
-        status = session_.decode(t);
-        if (status == ember::Status::ok) ++answer.generated_tokens;
-    }
+    ember::GenerateResult r = session_.generate(sampler_, g);
     set_generating(false);
-    answer.interrupted = interrupted() || status == ember::Status::cancelled;
-    clear_interrupt();
-    answer.status = status;
     answer.decode_seconds = seconds_since(t0);
+    answer.interrupted = interrupted() || r.stop_reason == ember::StopReason::cancelled;
+    clear_interrupt();
+    if (r.last_token_pending) {
+        // Ctrl-C landed inside the decode of the last shown token: run it so the session holds
+        // every token the user saw.
+        r.status = session_.decode(r.tokens.back());
+    }
+    answer.text = std::move(r.text);
+    answer.generated_tokens = static_cast<std::int64_t>(r.tokens.size());
+    answer.status = r.status == ember::Status::cancelled ? ember::Status::ok : r.status;
 }
 
 Answer Conversation::user_turn(const std::string& text, std::FILE* out) {
@@ -122,10 +128,73 @@ std::string Conversation::stats() const {
 }  // namespace ember_chat
 
 namespace ember_chat {
-void save_conversation(Conversation&, const std::string& path) {
-    throw ember::Error(path + ": saving is not available yet");
+namespace {
+
+// A conversation file: magic, the history (count, then role and content as length-prefixed
+// strings), then the session state as Session::save_state writes it (validated on restore).
+constexpr char kMagic[8] = {'E', 'M', 'B', 'C', 'H', 'A', 'T', '1'};
+
+void put_u64(std::string& out, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
 }
-void load_conversation(Conversation&, const std::string& path) {
-    throw ember::Error(path + ": loading is not available yet");
+
+std::uint64_t get_u64(const std::string& in, std::size_t& at, const std::string& path) {
+    if (in.size() - at < 8) throw ember::Error(path + ": truncated conversation file at byte " + std::to_string(at));
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+    at += 8;
+    return v;
 }
+
+std::string get_string(const std::string& in, std::size_t& at, const std::string& path) {
+    const std::uint64_t n = get_u64(in, at, path);
+    if (n > in.size() - at) throw ember::Error(path + ": string length " + std::to_string(n) + " at byte " + std::to_string(at - 8) + " runs past the end");
+    std::string s = in.substr(at, n);
+    at += n;
+    return s;
+}
+
+}  // namespace
+
+void save_conversation(Conversation& chat, const std::string& path) {
+    std::string out(kMagic, sizeof kMagic);
+    put_u64(out, chat.history().size());
+    for (const auto& m : chat.history()) {
+        put_u64(out, m.role.size());
+        out += m.role;
+        put_u64(out, m.content.size());
+        out += m.content;
+    }
+    const auto state = chat.session().save_state(&chat.sampler());
+    out.append(reinterpret_cast<const char*>(state.data()), state.size());
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw ember::Error(path + ": cannot open for writing");
+    const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+    if (std::fclose(f) != 0 || !ok) throw ember::Error(path + ": write failed");
+}
+
+void load_conversation(Conversation& chat, const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw ember::Error(path + ": cannot open");
+    std::string in;
+    char buf[65536];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) in.append(buf, n);
+    std::fclose(f);
+    if (in.size() < sizeof kMagic || in.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0) {
+        throw ember::Error(path + ": not an ember-chat conversation file (bad magic at byte 0)");
+    }
+    std::size_t at = sizeof kMagic;
+    const std::uint64_t n = get_u64(in, at, path);
+    if (n > (in.size() - at) / 16) throw ember::Error(path + ": message count " + std::to_string(n) + " at byte 8 is too large");
+    std::vector<ember::ChatMessage> history;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        std::string role = get_string(in, at, path);
+        std::string content = get_string(in, at, path);
+        history.push_back({std::move(role), std::move(content)});
+    }
+    const auto* state = reinterpret_cast<const std::uint8_t*>(in.data() + at);
+    chat.session().restore_state({state, in.size() - at}, &chat.sampler());  // validates
+    chat.history() = std::move(history);
+}
+
 }  // namespace ember_chat
