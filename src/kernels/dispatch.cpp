@@ -86,20 +86,26 @@ Tables build_tables() {
     {
         auto& t = tables.by_isa[static_cast<int>(Isa::scalar)];
         EMBER_LEGACY_ROWS(scalar, nullptr, nullptr, nullptr, nullptr, nullptr)
-        tables.floats[0] = {scalar::dot, scalar::axpy, scalar::swiglu};
+        tables.floats[0] = {scalar::dot, scalar::axpy, scalar::swiglu, scalar::attend};
     }
     {
         auto& t = tables.by_isa[static_cast<int>(Isa::avx2)];
         EMBER_LEGACY_ROWS(avx2, avx2::tile_q4_0, avx2::tile_q4_1, avx2::tile_q5_0, avx2::tile_q5_1,
                           avx2::tile_q8_0)
-        tables.floats[1] = {avx2::dot, avx2::axpy, scalar::swiglu};
+        tables.floats[1] = {avx2::dot, avx2::axpy, scalar::swiglu, scalar::attend};
     }
     {
         auto& t = tables.by_isa[static_cast<int>(Isa::avx512)];
         EMBER_LEGACY_ROWS(avx512, avx512::tile_q4_0, avx512::tile_q4_1, avx512::tile_q5_0,
                           avx512::tile_q5_1, avx512::tile_q8_0)
         if (cpu().avx512bf16) t[static_cast<std::size_t>(TensorType::BF16)].vec_dot = avx512::vec_dot_bf16_dp;
-        tables.floats[2] = {avx512::dot, avx512::axpy, scalar::swiglu};
+        for (TensorType q : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0}) {
+            t[static_cast<std::size_t>(q)].quantize_act = avx512::quantize_act_q8_0;
+        }
+        for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) {
+            t[static_cast<std::size_t>(q)].quantize_act = avx512::quantize_act_q8_1;
+        }
+        tables.floats[2] = {avx512::dot, avx512::axpy, avx512::swiglu, avx512::attend};
     }
     return tables;
 }

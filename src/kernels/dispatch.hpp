@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "kernels/attention.hpp"
 #include "kernels/type_kernels.hpp"
 
 namespace ember::kernels {
@@ -14,6 +15,7 @@ struct FloatKernels {
     float (*dot)(const float* a, const float* b, std::int64_t n);
     void (*axpy)(float* y, float a, const float* x, std::int64_t n);
     void (*swiglu)(float* out, const float* gate, const float* up, std::int64_t n);
+    AttendFn attend;  ///< kernels/attention.hpp
 };
 
 /// The ISA kernels run on (detected once, or forced by EMBER_ISA).

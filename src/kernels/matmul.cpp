@@ -1,9 +1,15 @@
 #include "kernels/matmul.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <string>
 
 #include "kernels/dispatch.hpp"
+#include "kernels/fp16.hpp"
+#include "kernels/packed.hpp"
+#include "kernels/quant_blocks.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
 
@@ -18,6 +24,31 @@ struct WeightMatrixAccess {
         w.row_bytes_ = row_bytes;
         w.data_ = t.data;
         return w;
+    }
+
+    // Replaces the view by a packed copy (parallel over groups; the source is read once).
+    static void pack(WeightMatrix& w, const PackedKernels& k) {
+        const std::int64_t n_groups = (w.n_rows_ + kPackRows - 1) / kPackRows;
+        const std::size_t gb = packed_group_bytes(k, w.n_cols_);
+        const std::size_t total = gb * static_cast<std::size_t>(n_groups);
+        auto* buf = static_cast<std::uint8_t*>(::operator new(total, std::align_val_t{64}));
+        std::shared_ptr<const void> owned(buf, [](const void* p) {
+            ::operator delete(const_cast<void*>(p), std::align_val_t{64});
+        });
+        const std::uint8_t* src = w.data_;
+        const std::size_t rb = w.row_bytes_;
+        const std::int64_t n_rows = w.n_rows_, n_cols = w.n_cols_;
+        parallel_for(n_groups, hardware_threads(), 1, [&](std::int64_t g0, std::int64_t g1, int) {
+            for (std::int64_t g = g0; g < g1; ++g) {
+                const std::int64_t r0 = g * kPackRows;
+                pack_group(k, src + static_cast<std::size_t>(r0) * rb, rb,
+                           std::min<std::int64_t>(kPackRows, n_rows - r0), n_cols,
+                           buf + static_cast<std::size_t>(g) * gb);
+            }
+        });
+        w.owned_ = std::move(owned);
+        w.data_ = buf;
+        w.group_bytes_ = gb;
     }
 };
 
@@ -45,7 +76,15 @@ std::string tensor_label(const gguf::TensorInfo& t) {
 
 }  // namespace
 
-WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor) {
+static bool packing_enabled() {
+    static const bool enabled = [] {
+        const char* env = std::getenv("EMBER_PACK");
+        return env == nullptr || std::strcmp(env, "0") != 0;
+    }();
+    return enabled;
+}
+
+WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packing) {
     const TypeKernels* k = type_kernels(tensor.type, Isa::scalar);
     if (k == nullptr) fail(tensor_label(tensor) + ": type not supported by matmul");
     const auto traits = tensor_type_traits(static_cast<std::uint32_t>(tensor.type));
@@ -59,7 +98,15 @@ WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor) {
         fail(tensor_label(tensor) + ": holds " + std::to_string(tensor.n_bytes) + " bytes, less than " +
              std::to_string(tensor.n_rows()) + " rows of " + std::to_string(row_bytes));
     }
-    return WeightMatrixAccess::make(tensor, row_bytes);
+    WeightMatrix w = WeightMatrixAccess::make(tensor, row_bytes);
+    const PackedKernels* pk = nullptr;
+    if (packing == Packing::always) {
+        pk = packed_kernels(tensor.type, Isa::scalar);
+    } else if (packing == Packing::automatic && packing_enabled()) {
+        pk = packed_kernels_exact(tensor.type, active_isa());
+    }
+    if (pk != nullptr && w.n_rows() > 0) WeightMatrixAccess::pack(w, *pk);
+    return w;
 }
 
 std::size_t matmul_scratch_bytes(const WeightMatrix& w, std::int64_t n_tokens) {
@@ -67,8 +114,43 @@ std::size_t matmul_scratch_bytes(const WeightMatrix& w, std::int64_t n_tokens) {
     const TypeKernels& k = kernels_for(w, Isa::scalar);
     const std::size_t a_row = row_bytes_of(k.act_type, w.n_cols());
     const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
-    return a_stride * static_cast<std::size_t>(n_tokens) + kScratchAlign;
+    std::size_t aux = 0;  // packed: per (token, block) float da and int32 bias
+    if (w.packed()) aux = static_cast<std::size_t>(n_tokens * (w.n_cols() / kQK)) * 8 + kScratchAlign;
+    return a_stride * static_cast<std::size_t>(n_tokens) + kScratchAlign + aux;
 }
+
+namespace {
+
+// Packed path: activations to Q8_0 plus per-block da / bias, then row groups over threads.
+void matmul_packed(const WeightMatrix& w, const TypeKernels& k, const PackedKernels& pk,
+                   const float* x, std::int64_t n_tokens, float* y, std::int64_t ldy,
+                   std::uint8_t* act, std::size_t a_stride, int n_threads) {
+    const std::int64_t n = w.n_cols(), nb = n / kQK;
+    auto* ad = reinterpret_cast<float*>(act + a_stride * static_cast<std::size_t>(n_tokens));
+    auto* ab = reinterpret_cast<std::int32_t*>(ad + n_tokens * nb);
+    parallel_for(n_tokens, n_threads, 1, [&](std::int64_t t0, std::int64_t t1, int) {
+        for (std::int64_t t = t0; t < t1; ++t) {
+            std::uint8_t* at = act + static_cast<std::size_t>(t) * a_stride;
+            k.quantize_act(x + t * n, at, n);
+            const auto* blocks = reinterpret_cast<const BlockQ8_0*>(at);
+            for (std::int64_t b = 0; b < nb; ++b) {
+                std::int32_t sum = 0;
+                for (int j = 0; j < kQK; ++j) sum += blocks[b].qs[j];
+                ad[t * nb + b] = fp16_to_fp32(blocks[b].d);
+                ab[t * nb + b] = -pk.offset * sum;
+            }
+        }
+    });
+    const std::int64_t n_groups = (w.n_rows() + kPackRows - 1) / kPackRows;
+    const std::size_t gb = w.group_bytes();
+    parallel_for(n_groups, n_threads, 1, [&](std::int64_t g0, std::int64_t g1, int) {
+        pk.gemm(nb, w.data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
+                w.n_rows() - g0 * kPackRows, act, a_stride, ad, ab, static_cast<std::size_t>(nb),
+                n_tokens, y + g0 * kPackRows, ldy);
+    });
+}
+
+}  // namespace
 
 void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float* y,
             std::int64_t ldy, std::span<std::byte> scratch, int n_threads) {
@@ -89,6 +171,12 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
     const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
     auto base = reinterpret_cast<std::uintptr_t>(scratch.data());
     auto* act = reinterpret_cast<std::uint8_t*>((base + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
+    if (w.packed()) {
+        const PackedKernels* pk = packed_kernels(w.type(), isa);
+        EMBER_ASSERT(pk != nullptr);
+        matmul_packed(w, k, *pk, x, n_tokens, y, ldy, act, a_stride, n_threads);
+        return;
+    }
 
     // 1. Activations into the weight type's partner format.
     parallel_for(n_tokens, n_threads, 1, [&](std::int64_t t0, std::int64_t t1, int) {

@@ -13,13 +13,19 @@
 
 namespace ember::kernels {
 
+/// Whether WeightMatrix::prepare repacks weights into the 16-row interleaved layout
+/// (kernels/packed.hpp). automatic: when the active ISA has packed kernels for the type and
+/// EMBER_PACK is not "0". always: whenever the type has a packed layout (tests).
+enum class Packing { automatic, never, always };
+
 /// A weight matrix prepared for matmul: n_rows rows of n_cols elements (GGUF ne[1] rows of
-/// ne[0] columns). Holds a view of the mapped bytes, or a repacked copy that replaces them.
+/// ne[0] columns). Holds a view of the mapped bytes, or a repacked copy that replaces them (the
+/// mapped bytes are then never read by matmul again).
 class WeightMatrix {
 public:
     WeightMatrix() = default;
     /// Throws ember::Error naming the tensor for a type matmul does not support.
-    static WeightMatrix prepare(const gguf::TensorInfo& tensor);
+    static WeightMatrix prepare(const gguf::TensorInfo& tensor, Packing packing = Packing::automatic);
 
     std::int64_t n_rows() const noexcept { return n_rows_; }
     std::int64_t n_cols() const noexcept { return n_cols_; }
@@ -28,11 +34,15 @@ public:
     std::size_t row_bytes() const noexcept { return row_bytes_; }
     /// Bytes of weights one full pass reads (for bandwidth figures).
     std::size_t bytes() const noexcept { return row_bytes_ * static_cast<std::size_t>(n_rows_); }
+    /// Whether data() holds the packed 16-row layout (groups of group_bytes()) instead of rows.
+    bool packed() const noexcept { return group_bytes_ != 0; }
+    std::size_t group_bytes() const noexcept { return group_bytes_; }
 
 private:
     TensorType type_ = TensorType::F32;
     std::int64_t n_rows_ = 0, n_cols_ = 0;
     std::size_t row_bytes_ = 0;
+    std::size_t group_bytes_ = 0;  // packed layout: bytes per 16-row group; 0: row-major
     const std::uint8_t* data_ = nullptr;
     std::shared_ptr<const void> owned_;  // repacked storage, when any
     friend struct WeightMatrixAccess;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/dispatch.hpp"
 #include "kernels/float_ops.hpp"
 #include "kernels/matmul.hpp"
 #include "runtime/fail.hpp"
@@ -55,7 +56,7 @@ ForwardScratch::ForwardScratch(const LlamaConfig& c, const LlamaWeights& w, std:
     gate_.resize(sz(n_batch * c.n_ff));
     up_.resize(sz(n_batch * c.n_ff));
     rope_.resize(sz(n_batch * c.n_rot));
-    scores_.resize(sz(n_threads_ * n_ctx));
+    scores_.resize(sz(n_threads_ * (c.n_head / std::max<std::int64_t>(c.n_head_kv, 1)) * n_ctx));
     out_rows_.resize(sz(n_logit_rows * c.n_embd));
     logits_.resize(sz(n_logit_rows * n_vocab_));
     std::size_t mm = 0;
@@ -135,28 +136,21 @@ bool LlamaForward::run(std::span<const BatchRow> rows, std::span<KvCache* const>
 void LlamaForward::attention(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
                              std::int64_t layer, ForwardScratch& s, int n_threads) const {
     const std::int64_t n = static_cast<std::int64_t>(rows.size());
-    const std::int64_t hd = c_.head_dim, n_q = c_.n_embd_q();
+    const std::int64_t hd = c_.head_dim, n_q = c_.n_embd_q(), n_kv = c_.n_embd_kv();
     const std::int64_t group = c_.n_head / c_.n_head_kv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    // One task per (row, head).
-    parallel_for(n * c_.n_head, n_threads, 1, [&](std::int64_t begin, std::int64_t end, int worker) {
-        float* scores = &s.scores_[sz(worker * s.n_ctx_)];
+    const kernels::AttendFn attend = kernels::float_kernels().attend;
+    // One task per (row, key/value head): the `group` query heads sharing it run together.
+    parallel_for(n * c_.n_head_kv, n_threads, 1, [&](std::int64_t begin, std::int64_t end, int worker) {
+        float* scores = &s.scores_[sz(worker * group * s.n_ctx_)];
         for (std::int64_t task = begin; task < end; ++task) {
-            const std::int64_t i = task / c_.n_head, h = task % c_.n_head;
+            const std::int64_t i = task / c_.n_head_kv, kvh = task % c_.n_head_kv;
             const BatchRow& r = rows[sz(i)];
             const KvCache& cache = *caches[sz(r.seq)];
-            const float* q = &s.q_[sz(i * n_q + h * hd)];
-            const std::int64_t kv_off = (h / group) * hd;
-            const std::int64_t n_pos = r.pos + 1;
-            for (std::int64_t t = 0; t < n_pos; ++t) {
-                scores[t] = kernels::dot(q, cache.k(layer, t) + kv_off, hd) * scale;
-            }
-            kernels::softmax(scores, n_pos);
-            float* out = &s.xn_[sz(i * n_q + h * hd)];
-            std::fill_n(out, hd, 0.0f);
-            for (std::int64_t t = 0; t < n_pos; ++t) {
-                kernels::axpy(out, scores[t], cache.v(layer, t) + kv_off, hd);
-            }
+            const std::int64_t h0 = kvh * group;
+            attend(&s.q_[sz(i * n_q + h0 * hd)], group, hd, cache.k(layer, 0) + kvh * hd,
+                   cache.v(layer, 0) + kvh * hd, n_kv, r.pos + 1, scale,
+                   &s.xn_[sz(i * n_q + h0 * hd)], scores);
         }
     });
 }

@@ -44,7 +44,7 @@ private:
     std::vector<float> gate_;    // [n_batch][n_ff]
     std::vector<float> up_;      // [n_batch][n_ff]
     std::vector<float> rope_;    // [n_batch][n_rot] cos/sin pairs per row
-    std::vector<float> scores_;  // [n_threads][n_ctx] attention scores per worker
+    std::vector<float> scores_;  // [n_threads][n_head / n_head_kv][n_ctx] attention scores per worker
     std::vector<float> out_rows_;  // [n_logit_rows][n_embd] rows that want logits
     std::vector<float> logits_;  // [n_logit_rows][n_vocab]
     std::vector<std::byte> matmul_;  // kernel scratch (quantized activations)

@@ -42,5 +42,7 @@ EMBER_DECLARE_TILE(tile_q5_0)
 EMBER_DECLARE_TILE(tile_q5_1)
 EMBER_DECLARE_TILE(tile_q8_0)
 float vec_dot_bf16_dp(std::int64_t n, const void* w, const void* a);  // needs AVX512_BF16
+void quantize_act_q8_0(const float* x, void* dst, std::int64_t n);    // identical bytes to scalar
+void quantize_act_q8_1(const float* x, void* dst, std::int64_t n);
 }
 }  // namespace ember::kernels

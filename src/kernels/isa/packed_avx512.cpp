@@ -1,0 +1,117 @@
+// AVX-512 VNNI kernels of the repacked 16-row layouts (kernels/packed.hpp). One block of 16 rows
+// is unpacked into 8 registers of unsigned weight bytes (lane r = row r, 4 values per chunk);
+// each token then needs 8 vpdpbusd against broadcast 4-byte activation chunks, starting from the
+// block's bias (-offset * sum(q)). Up to 8 tokens share one unpacked block; tokens are processed
+// in blocks of 64 so their activations stay in L2 while the thread's row groups stream by.
+// Kernel code only: no STL. Bit-identical to the scalar twin (packed_scalar.cpp).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/packed_isa.hpp"
+#include "kernels/quant_blocks.hpp"
+
+namespace ember::kernels::avx512 {
+namespace {
+
+constexpr std::int64_t kTokenBlock = 64;
+constexpr std::size_t kActBlock = sizeof(BlockQ8_0);
+
+inline __m512i bcast4(const std::uint8_t* p) {
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+template <bool Q4, int T>
+inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::uint8_t* a,
+                         std::size_t as, const float* ad, const std::int32_t* ab, std::size_t aux,
+                         float* y, std::int64_t ldy, __mmask16 mask) {
+    constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
+    const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (std::int64_t b = 0; b < nb; ++b) {
+        const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock;
+        __m512i wv[8];
+        if constexpr (Q4) {
+            for (int m = 0; m < 4; ++m) {
+                const __m512i x = _mm512_loadu_si512(q + 64 * m);
+                wv[m] = _mm512_and_si512(x, low);
+                wv[m + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+            }
+        } else {
+            for (int s = 0; s < 8; ++s) wv[s] = _mm512_loadu_si512(q + 64 * s);
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + b * kPackRows)));
+        __m512i is[T];
+        const std::uint8_t* ap[T];
+        for (int t = 0; t < T; ++t) {
+            is[t] = _mm512_set1_epi32(ab[t * aux + static_cast<std::size_t>(b)]);
+            ap[t] = a + t * as + static_cast<std::size_t>(b) * kActBlock + 2;
+        }
+        for (int s = 0; s < 8; ++s) {
+            for (int t = 0; t < T; ++t) is[t] = _mm512_dpbusd_epi32(is[t], wv[s], bcast4(ap[t] + 4 * s));
+        }
+        for (int t = 0; t < T; ++t) {
+            const __m512 prod = _mm512_mul_ps(dw, _mm512_set1_ps(ad[t * aux + static_cast<std::size_t>(b)]));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), prod, acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
+}
+
+template <bool Q4>
+void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+          std::int64_t n_valid_rows, const std::uint8_t* a, std::size_t as, const float* ad,
+          const std::int32_t* ab, std::size_t aux, std::int64_t n_tok, float* y, std::int64_t ldy) {
+    for (std::int64_t tb = 0; tb < n_tok; tb += kTokenBlock) {
+        const std::int64_t te = tb + kTokenBlock < n_tok ? tb + kTokenBlock : n_tok;
+        for (std::int64_t g = 0; g < n_groups; ++g) {
+            const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
+            const std::int64_t left = n_valid_rows - g * kPackRows;
+            const __mmask16 mask = left >= kPackRows ? static_cast<__mmask16>(0xffff)
+                                                     : static_cast<__mmask16>((1u << left) - 1u);
+            float* yg = y + g * kPackRows;
+            std::int64_t t = tb;
+            for (; t + 8 <= te; t += 8) {
+                group_tokens<Q4, 8>(nb, wg, a + t * as, as, ad + t * aux, ab + t * aux, aux, yg + t * ldy, ldy, mask);
+            }
+            const std::uint8_t* at = a + t * as;
+            const float* adt = ad + t * aux;
+            const std::int32_t* abt = ab + t * aux;
+            float* yt = yg + t * ldy;
+            switch (te - t) {
+                case 1: group_tokens<Q4, 1>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
+                case 2: group_tokens<Q4, 2>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
+                case 3: group_tokens<Q4, 3>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
+                case 4: group_tokens<Q4, 4>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
+                case 5: group_tokens<Q4, 5>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
+                case 6: group_tokens<Q4, 6>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
+                case 7: group_tokens<Q4, 7>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
+                default: break;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void packed_gemm_q4_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
+                      std::int64_t nv, const std::uint8_t* a, std::size_t as, const float* ad,
+                      const std::int32_t* abias, std::size_t aux, std::int64_t nt, float* y,
+                      std::int64_t ldy) {
+    gemm<true>(nb, w, gb, ng, nv, a, as, ad, abias, aux, nt, y, ldy);
+}
+
+void packed_gemm_q8_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
+                      std::int64_t nv, const std::uint8_t* a, std::size_t as, const float* ad,
+                      const std::int32_t* abias, std::size_t aux, std::int64_t nt, float* y,
+                      std::int64_t ldy) {
+    gemm<false>(nb, w, gb, ng, nv, a, as, ad, abias, aux, nt, y, ldy);
+}
+
+}  // namespace ember::kernels::avx512

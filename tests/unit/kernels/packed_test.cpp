@@ -1,0 +1,128 @@
+// Repacked 16-row layouts (kernels/packed.hpp): every ISA's packed kernel is bit-identical to the
+// scalar packed twin, and packed matmul agrees with the row-major path; the vectorized activation
+// quantizers give the scalar bytes.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernel_test_util.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/packed.hpp"
+#include "kernels/quants.hpp"
+
+using namespace ember;
+using namespace ember::kernels;
+using kernel_test::available_isas;
+using kernel_test::random_floats;
+
+namespace {
+
+struct Weights {
+    std::vector<std::uint8_t> storage;
+    gguf::TensorInfo info;
+};
+
+Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n, std::uint32_t seed) {
+    Weights w;
+    const auto tr = tensor_type_traits(static_cast<std::uint32_t>(t));
+    const auto stride = static_cast<std::size_t>(n / tr->block_size * tr->block_bytes);
+    w.storage.assign(stride * static_cast<std::size_t>(n_rows) + 1, 0);
+    const auto f = random_floats(static_cast<std::size_t>(n_rows * n), seed);
+    for (std::int64_t r = 0; r < n_rows; ++r) {
+        quantize_row(t, f.data() + r * n, w.storage.data() + 1 + static_cast<std::size_t>(r) * stride, n);
+    }
+    w.info.name = "packed.weight";
+    w.info.type = t;
+    w.info.n_dims = 2;
+    w.info.ne[0] = n;
+    w.info.ne[1] = n_rows;
+    w.info.n_elements = n * n_rows;
+    w.info.n_bytes = stride * static_cast<std::size_t>(n_rows);
+    w.info.data = w.storage.data() + 1;  // unaligned on purpose
+    return w;
+}
+
+}  // namespace
+
+TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-major path", "[packed][isa]") {
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0}) {
+        for (std::int64_t n_rows : {1, 15, 16, 17, 40}) {
+            for (std::int64_t n : {32, 64, 160}) {
+                const Weights wt = make_weights(t, n_rows, n, static_cast<std::uint32_t>(n_rows * 7 + n));
+                const WeightMatrix packed = WeightMatrix::prepare(wt.info, Packing::always);
+                const WeightMatrix plain = WeightMatrix::prepare(wt.info, Packing::never);
+                REQUIRE(packed.packed());
+                REQUIRE_FALSE(plain.packed());
+                for (std::int64_t n_tok : {1, 2, 7, 8, 9, 16, 70}) {
+                    const auto x = random_floats(static_cast<std::size_t>(n_tok * n), 99 + static_cast<std::uint32_t>(n_tok));
+                    const std::int64_t ldy = n_rows + 5;
+                    std::vector<std::byte> scratch(std::max(matmul_scratch_bytes(packed, n_tok),
+                                                            matmul_scratch_bytes(plain, n_tok)));
+                    std::vector<float> want(static_cast<std::size_t>(n_tok * ldy), -3.0f);
+                    std::vector<float> ref(want.size(), -3.0f);
+                    matmul(packed, x.data(), n_tok, want.data(), ldy, scratch, 1, Isa::scalar);
+                    matmul(plain, x.data(), n_tok, ref.data(), ldy, scratch, 1, Isa::scalar);
+                    for (std::int64_t tk = 0; tk < n_tok; ++tk) {
+                        for (std::int64_t r = 0; r < ldy; ++r) {
+                            const auto i = static_cast<std::size_t>(tk * ldy + r);
+                            if (r >= n_rows) {
+                                REQUIRE(want[i] == -3.0f);
+                                continue;
+                            }
+                            // Same integer block sums, other float order: relative to |y| + n.
+                            REQUIRE(std::fabs(want[i] - ref[i]) <= 1e-5 * (std::fabs(ref[i]) + static_cast<double>(n)));
+                        }
+                    }
+                    for (Isa isa : available_isas()) {
+                        for (int threads : {1, 2, 3}) {
+                            INFO(std::string(isa_name(isa)) + " " + std::string(tensor_type_name(t)) +
+                                 " rows=" + std::to_string(n_rows) + " n=" + std::to_string(n) +
+                                 " tokens=" + std::to_string(n_tok) + " threads=" + std::to_string(threads));
+                            std::vector<float> y(want.size(), -3.0f);
+                            matmul(packed, x.data(), n_tok, y.data(), ldy, scratch, threads, isa);
+                            REQUIRE(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("packed group bytes equal the row-major bytes plus padding", "[packed]") {
+    const PackedKernels* q4 = packed_kernels(TensorType::Q4_0, Isa::scalar);
+    const PackedKernels* q8 = packed_kernels(TensorType::Q8_0, Isa::scalar);
+    REQUIRE(q4 != nullptr);
+    REQUIRE(q8 != nullptr);
+    CHECK(packed_kernels(TensorType::Q4_1, Isa::scalar) == nullptr);
+    CHECK(packed_group_bytes(*q4, 2048) == 16 * 64 * sizeof(BlockQ4_0));
+    CHECK(packed_group_bytes(*q8, 2048) == 16 * 64 * sizeof(BlockQ8_0));
+    CHECK(packed_group_bytes(*q4, 32) % 64 == 0);
+}
+
+TEST_CASE("activation quantizers give the scalar bytes on every ISA", "[packed][quantize_act]") {
+    std::vector<float> x = random_floats(32 * 40, 5, 3.0f);
+    for (int j = 0; j < 32; ++j) x[static_cast<std::size_t>(32 + j)] = 0.0f;          // all-zero block
+    for (int j = 0; j < 32; ++j) x[static_cast<std::size_t>(64 + j)] = static_cast<float>(j - 16) + 0.5f;  // ties:
+    x[64] = 127.0f;                                                               // id = 1
+    x[96] = 1e-30f;                                                               // tiny scale
+    x[128] = -4.0f;
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0}) {
+        const TypeKernels& ks = *type_kernels(t, Isa::scalar);
+        const auto tr = tensor_type_traits(static_cast<std::uint32_t>(ks.act_type));
+        for (std::int64_t nb : {0, 1, 3, 40}) {
+            const auto bytes = static_cast<std::size_t>(nb * tr->block_bytes);
+            std::vector<std::uint8_t> want(bytes + 1), got(bytes + 1);
+            ks.quantize_act(x.data(), want.data(), nb * 32);
+            for (Isa isa : available_isas()) {
+                INFO(std::string(isa_name(isa)) + " " + std::string(tensor_type_name(t)) + " blocks=" + std::to_string(nb));
+                std::fill(got.begin(), got.end(), std::uint8_t{0xAA});
+                type_kernels(t, isa)->quantize_act(x.data(), got.data() + 1, nb * 32);  // unaligned
+                REQUIRE(std::memcmp(got.data() + 1, want.data(), bytes) == 0);
+            }
+        }
+    }
+}
