@@ -114,8 +114,8 @@ std::size_t matmul_scratch_bytes(const WeightMatrix& w, std::int64_t n_tokens) {
     const TypeKernels& k = kernels_for(w, Isa::scalar);
     const std::size_t a_row = row_bytes_of(k.act_type, w.n_cols());
     const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
-    std::size_t aux = 0;  // packed: per (token, block) float da and int32 bias
-    if (w.packed()) aux = static_cast<std::size_t>(n_tokens * (w.n_cols() / kQK)) * 8 + kScratchAlign;
+    std::size_t aux = 0;  // packed: block-major int8 activations, float da and int32 bias
+    if (w.packed()) aux = static_cast<std::size_t>(n_tokens * (w.n_cols() / kQK)) * (kQK + 8) + 2 * kScratchAlign;
     return a_stride * static_cast<std::size_t>(n_tokens) + kScratchAlign + aux;
 }
 
@@ -126,18 +126,22 @@ void matmul_packed(const WeightMatrix& w, const TypeKernels& k, const PackedKern
                    const float* x, std::int64_t n_tokens, float* y, std::int64_t ldy,
                    std::uint8_t* act, std::size_t a_stride, int n_threads) {
     const std::int64_t n = w.n_cols(), nb = n / kQK;
-    auto* ad = reinterpret_cast<float*>(act + a_stride * static_cast<std::size_t>(n_tokens));
-    auto* ab = reinterpret_cast<std::int32_t*>(ad + n_tokens * nb);
+    const std::size_t n_vals = static_cast<std::size_t>(n_tokens * nb);
+    auto* qa = reinterpret_cast<std::int8_t*>(act + a_stride * static_cast<std::size_t>(n_tokens));
+    auto* ad = reinterpret_cast<float*>(qa + (n_vals * kQK + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
+    auto* ab = reinterpret_cast<std::int32_t*>(ad + n_vals);
     parallel_for(n_tokens, n_threads, 1, [&](std::int64_t t0, std::int64_t t1, int) {
         for (std::int64_t t = t0; t < t1; ++t) {
             std::uint8_t* at = act + static_cast<std::size_t>(t) * a_stride;
             k.quantize_act(x + t * n, at, n);
             const auto* blocks = reinterpret_cast<const BlockQ8_0*>(at);
             for (std::int64_t b = 0; b < nb; ++b) {
+                const std::size_t i = static_cast<std::size_t>(b * n_tokens + t);
                 std::int32_t sum = 0;
                 for (int j = 0; j < kQK; ++j) sum += blocks[b].qs[j];
-                ad[t * nb + b] = fp16_to_fp32(blocks[b].d);
-                ab[t * nb + b] = -pk.offset * sum;
+                std::memcpy(qa + i * kQK, blocks[b].qs, kQK);
+                ad[i] = fp16_to_fp32(blocks[b].d);
+                ab[i] = -pk.offset * sum;
             }
         }
     });
@@ -145,8 +149,7 @@ void matmul_packed(const WeightMatrix& w, const TypeKernels& k, const PackedKern
     const std::size_t gb = w.group_bytes();
     parallel_for(n_groups, n_threads, 1, [&](std::int64_t g0, std::int64_t g1, int) {
         pk.gemm(nb, w.data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
-                w.n_rows() - g0 * kPackRows, act, a_stride, ad, ab, static_cast<std::size_t>(nb),
-                n_tokens, y + g0 * kPackRows, ldy);
+                w.n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens, y + g0 * kPackRows, ldy);
     });
 }
 

@@ -23,12 +23,12 @@
 namespace ember::kernels {
 
 /// Computes y[t * ldy + g * 16 + r] for groups g < n_groups, tokens t < n_tok, rows r < 16 with
-/// g * 16 + r < n_valid_rows. `w` points at group 0 (groups group_bytes apart). Activation row t
-/// is at a + t * a_stride (Q8_0 blocks); its da / bias at ad / abias + t * aux_stride.
+/// g * 16 + r < n_valid_rows. `w` points at group 0 (groups group_bytes apart). Activations are
+/// block-major: the 32 int8 of (block b, token t) at a + (b * n_tok + t) * 32, their float
+/// scale at ad[b * n_tok + t] and bias at abias[b * n_tok + t].
 using PackedGemmFn = void (*)(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes,
                               std::int64_t n_groups, std::int64_t n_valid_rows,
-                              const std::uint8_t* a, std::size_t a_stride, const float* ad,
-                              const std::int32_t* abias, std::size_t aux_stride,
+                              const std::int8_t* a, const float* ad, const std::int32_t* abias,
                               std::int64_t n_tok, float* y, std::int64_t ldy);
 
 struct PackedKernels {

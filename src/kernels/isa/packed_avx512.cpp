@@ -17,7 +17,6 @@ namespace ember::kernels::avx512 {
 namespace {
 
 constexpr std::int64_t kTokenBlock = 64;
-constexpr std::size_t kActBlock = sizeof(BlockQ8_0);
 
 inline __m512i bcast4(const std::uint8_t* p) {
     std::int32_t v;
@@ -26,9 +25,9 @@ inline __m512i bcast4(const std::uint8_t* p) {
 }
 
 template <bool Q4, int T>
-inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::uint8_t* a,
-                         std::size_t as, const float* ad, const std::int32_t* ab, std::size_t aux,
-                         float* y, std::int64_t ldy, __mmask16 mask) {
+inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int8_t* a,
+                         const float* ad, const std::int32_t* ab, std::int64_t n_tok, float* y,
+                         std::int64_t ldy, __mmask16 mask) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
     const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
     const __m512i low = _mm512_set1_epi8(0x0f);
@@ -48,16 +47,15 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::uin
         }
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + b * kPackRows)));
         __m512i is[T];
-        const std::uint8_t* ap[T];
-        for (int t = 0; t < T; ++t) {
-            is[t] = _mm512_set1_epi32(ab[t * aux + static_cast<std::size_t>(b)]);
-            ap[t] = a + t * as + static_cast<std::size_t>(b) * kActBlock + 2;
-        }
+        const std::uint8_t* ab8 = reinterpret_cast<const std::uint8_t*>(a + b * n_tok * kQK);
+        const std::int32_t* abb = ab + b * n_tok;
+        const float* adb = ad + b * n_tok;
+        for (int t = 0; t < T; ++t) is[t] = _mm512_set1_epi32(abb[t]);
         for (int s = 0; s < 8; ++s) {
-            for (int t = 0; t < T; ++t) is[t] = _mm512_dpbusd_epi32(is[t], wv[s], bcast4(ap[t] + 4 * s));
+            for (int t = 0; t < T; ++t) is[t] = _mm512_dpbusd_epi32(is[t], wv[s], bcast4(ab8 + t * kQK + 4 * s));
         }
         for (int t = 0; t < T; ++t) {
-            const __m512 prod = _mm512_mul_ps(dw, _mm512_set1_ps(ad[t * aux + static_cast<std::size_t>(b)]));
+            const __m512 prod = _mm512_mul_ps(dw, _mm512_set1_ps(adb[t]));
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), prod, acc[t]);
         }
     }
@@ -66,8 +64,8 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::uin
 
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
-          std::int64_t n_valid_rows, const std::uint8_t* a, std::size_t as, const float* ad,
-          const std::int32_t* ab, std::size_t aux, std::int64_t n_tok, float* y, std::int64_t ldy) {
+          std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
+          std::int64_t n_tok, float* y, std::int64_t ldy) {
     for (std::int64_t tb = 0; tb < n_tok; tb += kTokenBlock) {
         const std::int64_t te = tb + kTokenBlock < n_tok ? tb + kTokenBlock : n_tok;
         for (std::int64_t g = 0; g < n_groups; ++g) {
@@ -78,20 +76,20 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
             float* yg = y + g * kPackRows;
             std::int64_t t = tb;
             for (; t + 8 <= te; t += 8) {
-                group_tokens<Q4, 8>(nb, wg, a + t * as, as, ad + t * aux, ab + t * aux, aux, yg + t * ldy, ldy, mask);
+                group_tokens<Q4, 8>(nb, wg, a + t * kQK, ad + t, ab + t, n_tok, yg + t * ldy, ldy, mask);
             }
-            const std::uint8_t* at = a + t * as;
-            const float* adt = ad + t * aux;
-            const std::int32_t* abt = ab + t * aux;
+            const std::int8_t* at = a + t * kQK;
+            const float* adt = ad + t;
+            const std::int32_t* abt = ab + t;
             float* yt = yg + t * ldy;
             switch (te - t) {
-                case 1: group_tokens<Q4, 1>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
-                case 2: group_tokens<Q4, 2>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
-                case 3: group_tokens<Q4, 3>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
-                case 4: group_tokens<Q4, 4>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
-                case 5: group_tokens<Q4, 5>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
-                case 6: group_tokens<Q4, 6>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
-                case 7: group_tokens<Q4, 7>(nb, wg, at, as, adt, abt, aux, yt, ldy, mask); break;
+                case 1: group_tokens<Q4, 1>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
+                case 2: group_tokens<Q4, 2>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
+                case 3: group_tokens<Q4, 3>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
+                case 4: group_tokens<Q4, 4>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
+                case 5: group_tokens<Q4, 5>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
+                case 6: group_tokens<Q4, 6>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
+                case 7: group_tokens<Q4, 7>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
                 default: break;
             }
         }
@@ -101,17 +99,15 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
 }  // namespace
 
 void packed_gemm_q4_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::uint8_t* a, std::size_t as, const float* ad,
-                      const std::int32_t* abias, std::size_t aux, std::int64_t nt, float* y,
-                      std::int64_t ldy) {
-    gemm<true>(nb, w, gb, ng, nv, a, as, ad, abias, aux, nt, y, ldy);
+                      std::int64_t nv, const std::int8_t* a, const float* ad,
+                      const std::int32_t* abias, std::int64_t nt, float* y, std::int64_t ldy) {
+    gemm<true>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
 }
 
 void packed_gemm_q8_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::uint8_t* a, std::size_t as, const float* ad,
-                      const std::int32_t* abias, std::size_t aux, std::int64_t nt, float* y,
-                      std::int64_t ldy) {
-    gemm<false>(nb, w, gb, ng, nv, a, as, ad, abias, aux, nt, y, ldy);
+                      std::int64_t nv, const std::int8_t* a, const float* ad,
+                      const std::int32_t* abias, std::int64_t nt, float* y, std::int64_t ldy) {
+    gemm<false>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
 }
 
 }  // namespace ember::kernels::avx512

@@ -24,23 +24,21 @@ inline int weight(const std::uint8_t* q, int r, int k) {
 
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
-          std::int64_t n_valid_rows, const std::uint8_t* a, std::size_t a_stride, const float* ad,
-          const std::int32_t* abias, std::size_t aux_stride, std::int64_t n_tok, float* y,
-          std::int64_t ldy) {
+          std::int64_t n_valid_rows, const std::int8_t* a, const float* ad,
+          const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy) {
     constexpr std::size_t block_bytes = Q4 ? 4 * 64 : 8 * 64;
     for (std::int64_t g = 0; g < n_groups; ++g) {
         const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
         const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * block_bytes);
         for (int r = 0; r < kPackRows && g * kPackRows + r < n_valid_rows; ++r) {
             for (std::int64_t t = 0; t < n_tok; ++t) {
-                const std::uint8_t* at = a + static_cast<std::size_t>(t) * a_stride;
                 float acc = 0.0f;
                 for (std::int64_t b = 0; b < nb; ++b) {
                     const std::uint8_t* q = wg + static_cast<std::size_t>(b) * block_bytes;
-                    const auto* qa = reinterpret_cast<const std::int8_t*>(at + b * sizeof(BlockQ8_0) + 2);
-                    std::int32_t sum = abias[t * aux_stride + b];
+                    const std::int8_t* qa = a + (b * n_tok + t) * kQK;
+                    std::int32_t sum = abias[b * n_tok + t];
                     for (int k = 0; k < kQK; ++k) sum += weight<Q4>(q, r, k) * qa[k];
-                    const float prod = fp16_to_fp32(scales[b * kPackRows + r]) * ad[t * aux_stride + b];
+                    const float prod = fp16_to_fp32(scales[b * kPackRows + r]) * ad[b * n_tok + t];
                     acc = std::fma(static_cast<float>(sum), prod, acc);
                 }
                 y[t * ldy + g * kPackRows + r] = acc;
@@ -52,17 +50,15 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
 }  // namespace
 
 void packed_gemm_q4_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::uint8_t* a, std::size_t as, const float* ad,
-                      const std::int32_t* abias, std::size_t aux, std::int64_t nt, float* y,
-                      std::int64_t ldy) {
-    gemm<true>(nb, w, gb, ng, nv, a, as, ad, abias, aux, nt, y, ldy);
+                      std::int64_t nv, const std::int8_t* a, const float* ad,
+                      const std::int32_t* abias, std::int64_t nt, float* y, std::int64_t ldy) {
+    gemm<true>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
 }
 
 void packed_gemm_q8_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::uint8_t* a, std::size_t as, const float* ad,
-                      const std::int32_t* abias, std::size_t aux, std::int64_t nt, float* y,
-                      std::int64_t ldy) {
-    gemm<false>(nb, w, gb, ng, nv, a, as, ad, abias, aux, nt, y, ldy);
+                      std::int64_t nv, const std::int8_t* a, const float* ad,
+                      const std::int32_t* abias, std::int64_t nt, float* y, std::int64_t ldy) {
+    gemm<false>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
 }
 
 }  // namespace ember::kernels::scalar
