@@ -8,6 +8,7 @@
 
 #include "kernels/dispatch.hpp"
 #include "kernels/fp16.hpp"
+#include "kernels/kquant_blocks.hpp"
 #include "kernels/packed.hpp"
 #include "kernels/quant_blocks.hpp"
 #include "runtime/fail.hpp"
@@ -125,22 +126,39 @@ namespace {
 void matmul_packed(const WeightMatrix& w, const TypeKernels& k, const PackedKernels& pk,
                    const float* x, std::int64_t n_tokens, float* y, std::int64_t ldy,
                    std::uint8_t* act, std::size_t a_stride, int n_threads) {
-    const std::int64_t n = w.n_cols(), nb = n / kQK;
-    const std::size_t n_vals = static_cast<std::size_t>(n_tokens * nb);
+    const std::int64_t n = w.n_cols(), nb = n / pk.block_values;
+    const bool kq = pk.type == TensorType::Q4_K;
+    const std::size_t n_blk = static_cast<std::size_t>(n_tokens * nb);
     auto* qa = reinterpret_cast<std::int8_t*>(act + a_stride * static_cast<std::size_t>(n_tokens));
-    auto* ad = reinterpret_cast<float*>(qa + (n_vals * kQK + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
-    auto* ab = reinterpret_cast<std::int32_t*>(ad + n_vals);
+    const std::size_t qa_bytes = static_cast<std::size_t>(n_tokens * n);
+    auto* ad = reinterpret_cast<float*>(qa + (qa_bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
+    auto* ab = reinterpret_cast<std::int32_t*>(ad + n_blk);
+    const std::int64_t bv = pk.block_values;
     parallel_for(n_tokens, n_threads, 1, [&](std::int64_t t0, std::int64_t t1, int) {
         for (std::int64_t t = t0; t < t1; ++t) {
             std::uint8_t* at = act + static_cast<std::size_t>(t) * a_stride;
             k.quantize_act(x + t * n, at, n);
-            const auto* blocks = reinterpret_cast<const BlockQ8_0*>(at);
             for (std::int64_t b = 0; b < nb; ++b) {
                 const std::size_t i = static_cast<std::size_t>(b * n_tokens + t);
+                if (kq) {
+                    BlockQ8K blk;
+                    std::memcpy(&blk, at + b * sizeof(BlockQ8K), sizeof blk);
+                    std::memcpy(qa + i * kQK_K, blk.qs, kQK_K);
+                    ad[i] = blk.d;
+                    for (int p = 0; p < 4; ++p) {
+                        const std::int16_t s0 = static_cast<std::int16_t>(blk.bsums[4 * p] + blk.bsums[4 * p + 1]);
+                        const std::int16_t s1 = static_cast<std::int16_t>(blk.bsums[4 * p + 2] + blk.bsums[4 * p + 3]);
+                        std::int16_t pair[2] = {s0, s1};
+                        std::memcpy(ab + i * 4 + static_cast<std::size_t>(p), pair, 4);
+                    }
+                    continue;
+                }
+                BlockQ8_0 blk;
+                std::memcpy(&blk, at + b * sizeof(BlockQ8_0), sizeof blk);
                 std::int32_t sum = 0;
-                for (int j = 0; j < kQK; ++j) sum += blocks[b].qs[j];
-                std::memcpy(qa + i * kQK, blocks[b].qs, kQK);
-                ad[i] = fp16_to_fp32(blocks[b].d);
+                for (int j = 0; j < kQK; ++j) sum += blk.qs[j];
+                std::memcpy(qa + i * static_cast<std::size_t>(bv), blk.qs, kQK);
+                ad[i] = fp16_to_fp32(blk.d);
                 ab[i] = -pk.offset * sum;
             }
         }

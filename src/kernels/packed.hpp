@@ -9,6 +9,11 @@
 //   Q8_0: block = 8 x 64 bytes; chunk s, lane r (bytes 4r..4r+3) = w[r][4s..4s+3] + 128 (u8).
 //   Q4_0: block = 4 x 64 bytes; chunk m, lane r, byte i = the original qs[r][4m + i]: low nibble
 //         is element 4m+i, high nibble element 16+4m+i (values 0..15, the -8 is applied later).
+//   Q4_K: per 256-value superblock kPackQ4KBytes (packed_isa.hpp): chunk (pair k, c), lane r,
+//         byte i = qs[r][32k + 4c + i] (low nibble: sub-block 2k value 4c+i, high: sub-block
+//         2k+1), then scales [8 j][16 r], mins [4 p][16 r][2] (sub-blocks 2p, 2p+1), d, dmin.
+//         Activations: Q8_K values block-major [sb][t][256], da [sb][t], and in place of the
+//         bias [sb][t][4] int32 each holding the int16 sums of sub-blocks (2p, 2p+1).
 // Missing rows of the last group are zero. Activations are Q8_0 blocks; per (token, block) the
 // kernel also takes da (float) and bias = -offset * sum(q) (offset 8 for Q4_0, 128 for Q8_0).
 #pragma once
@@ -34,7 +39,8 @@ using PackedGemmFn = void (*)(std::int64_t nb, const std::uint8_t* w, std::size_
 struct PackedKernels {
     TensorType type;
     int offset;          ///< Unsigned weight offset (8: Q4_0, 128: Q8_0); bias = -offset * sum(q).
-    std::size_t block_bytes;  ///< Quant bytes of one 16-row block.
+    std::size_t block_bytes;  ///< Quant bytes of one 16-row block (Q4_K: whole superblock).
+    int block_values;         ///< Values per block column (32, or 256 for Q4_K).
     PackedGemmFn gemm;
 };
 

@@ -96,7 +96,94 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
     }
 }
 
+
+// Q4_K: sub-block by sub-block, 8 vpdpbusd per token give the 16 rows' integer dots, scaled by
+// the rows' 6-bit scales (vpmulld) into the superblock sum; the mins take 4 vpdpwssd against the
+// activation's sub-block sums. Up to 4 tokens share each unpacked sub-block.
+template <int T>
+inline void group_tokens_q4k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
+                             const float* ad, const std::int32_t* abs, std::int64_t n_tok,
+                             float* y, std::int64_t ldy, __mmask16 mask) {
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ4KBytes;
+        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * n_tok * 256);
+        __m512i isum[T];
+        for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+        for (int j = 0; j < 8; ++j) {
+            __m512i wv[8];
+            const std::uint8_t* q = o + (j / 2) * 512;
+            for (int c = 0; c < 8; ++c) {
+                const __m512i x = _mm512_loadu_si512(q + 64 * c);
+                wv[c] = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(x, 4) : x, low);
+            }
+            const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 2048 + 16 * j)));
+            // Two chains of 4 per token: halves the vpdpbusd latency chain (matters for decode).
+            __m512i s[T], s2[T];
+            for (int t = 0; t < T; ++t) s[t] = s2[t] = _mm512_setzero_si512();
+            for (int c = 0; c < 4; ++c) {
+                for (int t = 0; t < T; ++t) {
+                    s[t] = _mm512_dpbusd_epi32(s[t], wv[c], bcast4(at + t * 256 + 32 * j + 4 * c));
+                    s2[t] = _mm512_dpbusd_epi32(s2[t], wv[c + 4], bcast4(at + t * 256 + 32 * j + 4 * c + 16));
+                }
+            }
+            for (int t = 0; t < T; ++t) {
+                isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(_mm512_add_epi32(s[t], s2[t]), sc));
+            }
+        }
+        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 256)));
+        const __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 256 + 32)));
+        __m512i mins[4];
+        for (int p = 0; p < 4; ++p) {
+            mins[p] = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 128 + 32 * p)));
+        }
+        const std::int32_t* bsb = abs + sb * n_tok * 4;
+        const float* adb = ad + sb * n_tok;
+        for (int t = 0; t < T; ++t) {
+            __m512i msum = _mm512_setzero_si512();
+            for (int p = 0; p < 4; ++p) msum = _mm512_dpwssd_epi32(msum, mins[p], _mm512_set1_epi32(bsb[t * 4 + p]));
+            const __m512 da = _mm512_set1_ps(adb[t]);
+            const __m512 dm = _mm512_mul_ps(mv, da);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dv, da), acc[t]);
+            acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), dm, acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
+}
+
+void gemm_q4k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
+              std::int64_t n_tok, float* y, std::int64_t ldy) {
+    constexpr std::int64_t kTokBlock = 32;
+    for (std::int64_t tb = 0; tb < n_tok; tb += kTokBlock) {
+        const std::int64_t te = tb + kTokBlock < n_tok ? tb + kTokBlock : n_tok;
+        for (std::int64_t g = 0; g < n_groups; ++g) {
+            const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
+            const std::int64_t left = n_valid_rows - g * kPackRows;
+            const __mmask16 mask = left >= kPackRows ? static_cast<__mmask16>(0xffff)
+                                                     : static_cast<__mmask16>((1u << left) - 1u);
+            float* yg = y + g * kPackRows;
+            std::int64_t t = tb;
+            for (; t + 4 <= te; t += 4) group_tokens_q4k<4>(nsb, wg, a + t * 256, ad + t, abs + t * 4, n_tok, yg + t * ldy, ldy, mask);
+            switch (te - t) {
+                case 1: group_tokens_q4k<1>(nsb, wg, a + t * 256, ad + t, abs + t * 4, n_tok, yg + t * ldy, ldy, mask); break;
+                case 2: group_tokens_q4k<2>(nsb, wg, a + t * 256, ad + t, abs + t * 4, n_tok, yg + t * ldy, ldy, mask); break;
+                case 3: group_tokens_q4k<3>(nsb, wg, a + t * 256, ad + t, abs + t * 4, n_tok, yg + t * ldy, ldy, mask); break;
+                default: break;
+            }
+        }
+    }
+}
+
 }  // namespace
+
+void packed_gemm_q4_k(std::int64_t nsb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
+                      std::int64_t nv, const std::int8_t* a, const float* ad,
+                      const std::int32_t* abs, std::int64_t nt, float* y, std::int64_t ldy) {
+    gemm_q4k(nsb, w, gb, ng, nv, a, ad, abs, nt, y, ldy);
+}
 
 void packed_gemm_q4_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
                       std::int64_t nv, const std::int8_t* a, const float* ad,

@@ -2,6 +2,7 @@
 // versions, with the same arithmetic (exact integer block sums, then per row
 // acc = fma(float(sum), dw * da, acc) block after block), so results are bit-identical.
 #include <cmath>
+#include <cstring>
 
 #include "kernels/fp16.hpp"
 #include "kernels/packed_isa.hpp"
@@ -61,4 +62,44 @@ void packed_gemm_q8_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, st
     gemm<false>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
 }
 
+}  // namespace ember::kernels::scalar
+
+// Q4_K (kernels/packed.hpp): per row and superblock, isum = sum_j sc_j * sum_v q * a and
+// msum = sum_j m_j * bsum_j exactly, then acc = fma(isum, d * da, acc), acc = fma(msum, -(dmin * da), acc).
+namespace ember::kernels::scalar {
+void packed_gemm_q4_k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
+                      std::int64_t n_groups, std::int64_t n_valid_rows, const std::int8_t* a,
+                      const float* ad, const std::int32_t* abs, std::int64_t n_tok, float* y,
+                      std::int64_t ldy) {
+    for (std::int64_t g = 0; g < n_groups; ++g) {
+        const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
+        for (int r = 0; r < kPackRows && g * kPackRows + r < n_valid_rows; ++r) {
+            for (std::int64_t t = 0; t < n_tok; ++t) {
+                float acc = 0.0f;
+                for (std::int64_t sb = 0; sb < nsb; ++sb) {
+                    const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ4KBytes;
+                    const std::int8_t* at = a + (sb * n_tok + t) * 256;
+                    std::int32_t isum = 0, msum = 0;
+                    for (int j = 0; j < 8; ++j) {
+                        std::int32_t s = 0;
+                        for (int v = 0; v < 32; ++v) {
+                            const std::uint8_t byte = o[(j / 2) * 512 + (v / 4) * 64 + r * 4 + v % 4];
+                            s += ((j % 2) ? (byte >> 4) : (byte & 0x0f)) * at[32 * j + v];
+                        }
+                        isum += o[2048 + j * 16 + r] * s;
+                    }
+                    const auto* bs = reinterpret_cast<const std::int16_t*>(abs + (sb * n_tok + t) * 4);
+                    for (int j = 0; j < 8; ++j) msum += o[2048 + 128 + (j / 2) * 32 + r * 2 + j % 2] * bs[j];
+                    std::uint16_t dh, mh;
+                    std::memcpy(&dh, o + 2048 + 256 + r * 2, 2);
+                    std::memcpy(&mh, o + 2048 + 256 + 32 + r * 2, 2);
+                    const float da = ad[sb * n_tok + t];
+                    acc = std::fma(static_cast<float>(isum), fp16_to_fp32(dh) * da, acc);
+                    acc = std::fma(static_cast<float>(msum), -(fp16_to_fp32(mh) * da), acc);
+                }
+                y[t * ldy + g * kPackRows + r] = acc;
+            }
+        }
+    }
+}
 }  // namespace ember::kernels::scalar

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernel_test_util.hpp"
+#include "kernels/kquant.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/packed.hpp"
 #include "kernels/quants.hpp"
@@ -32,7 +33,14 @@ Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n, std::uin
     w.storage.assign(stride * static_cast<std::size_t>(n_rows) + 1, 0);
     const auto f = random_floats(static_cast<std::size_t>(n_rows * n), seed);
     for (std::int64_t r = 0; r < n_rows; ++r) {
-        quantize_row(t, f.data() + r * n, w.storage.data() + 1 + static_cast<std::size_t>(r) * stride, n);
+        std::uint8_t* dst = w.storage.data() + 1 + static_cast<std::size_t>(r) * stride;
+        if (t == TensorType::Q4_K) {
+            std::vector<BlockQ4K> blocks(static_cast<std::size_t>(n / kQK_K));
+            quantize_row_q4_k(f.data() + r * n, blocks.data(), n);
+            std::memcpy(dst, blocks.data(), stride);
+        } else {
+            quantize_row(t, f.data() + r * n, dst, n);
+        }
     }
     w.info.name = "packed.weight";
     w.info.type = t;
@@ -48,9 +56,10 @@ Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n, std::uin
 }  // namespace
 
 TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-major path", "[packed][isa]") {
-    for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0}) {
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K}) {
+        const bool kq = t == TensorType::Q4_K;
         for (std::int64_t n_rows : {1, 15, 16, 17, 40}) {
-            for (std::int64_t n : {32, 64, 160}) {
+            for (std::int64_t n : {kq ? 256 : 32, kq ? 512 : 64, kq ? 768 : 160}) {
                 const Weights wt = make_weights(t, n_rows, n, static_cast<std::uint32_t>(n_rows * 7 + n));
                 const WeightMatrix packed = WeightMatrix::prepare(wt.info, Packing::always);
                 const WeightMatrix plain = WeightMatrix::prepare(wt.info, Packing::never);
@@ -98,6 +107,9 @@ TEST_CASE("packed group bytes equal the row-major bytes plus padding", "[packed]
     REQUIRE(q4 != nullptr);
     REQUIRE(q8 != nullptr);
     CHECK(packed_kernels(TensorType::Q4_1, Isa::scalar) == nullptr);
+    const PackedKernels* q4k = packed_kernels(TensorType::Q4_K, Isa::scalar);
+    REQUIRE(q4k != nullptr);
+    CHECK(packed_group_bytes(*q4k, 2048) == 8 * 16 * (sizeof(BlockQ4K) + 4));
     CHECK(packed_group_bytes(*q4, 2048) == 16 * 64 * sizeof(BlockQ4_0));
     CHECK(packed_group_bytes(*q8, 2048) == 16 * 64 * sizeof(BlockQ8_0));
     CHECK(packed_group_bytes(*q4, 32) % 64 == 0);
