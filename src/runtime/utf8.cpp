@@ -1,6 +1,6 @@
-#include "tokenizer/utf8.hpp"
+#include "runtime/utf8.hpp"
 
-namespace ember::tokenizer {
+namespace ember {
 
 void append_utf8(std::string& out, char32_t cp) {
     if (cp < 0x80) {
@@ -111,4 +111,4 @@ bool is_valid_utf8(std::string_view s) noexcept {
     return true;
 }
 
-}  // namespace ember::tokenizer
+}  // namespace ember

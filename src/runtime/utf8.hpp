@@ -1,11 +1,11 @@
-// Small UTF-8 helpers for the tokenizers.
+// Small UTF-8 helpers (tokenizers, JSON, chat templates).
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-namespace ember::tokenizer {
+namespace ember {
 
 /// Appends the UTF-8 encoding of code point `cp` (must be <= 0x10FFFF).
 void append_utf8(std::string& out, char32_t cp);
@@ -28,4 +28,4 @@ std::size_t sanitize_utf8(std::string_view in, bool final, std::string& out);
 /// True when `s` is entirely valid UTF-8.
 bool is_valid_utf8(std::string_view s) noexcept;
 
-}  // namespace ember::tokenizer
+}  // namespace ember

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tokenizer/utf8.hpp"
+#include "runtime/utf8.hpp"
 
 namespace ember::tokenizer {
 

@@ -9,7 +9,7 @@
 #include "runtime/fail.hpp"
 #include "tokenizer/backends.hpp"
 #include "tokenizer/byte_unicode.hpp"
-#include "tokenizer/utf8.hpp"
+#include "runtime/utf8.hpp"
 
 namespace ember::tokenizer {
 

@@ -11,7 +11,7 @@ namespace {
 
 std::string sanitize(std::string_view s, bool final) {
     std::string out;
-    const std::size_t used = ember::tokenizer::sanitize_utf8(s, final, out);
+    const std::size_t used = ember::sanitize_utf8(s, final, out);
     if (!final) out += "|" + std::to_string(used);
     return out;
 }
@@ -31,8 +31,8 @@ TEST_CASE("sanitize_utf8 holds back incomplete sequences and replaces invalid on
     CHECK(sanitize("\xF0\x9F\x98", false) == "|0");
     CHECK(sanitize("\xF0\x9F\x98\x80", false) == "\xF0\x9F\x98\x80|4");
     CHECK(sanitize("\xF5\x80", false) == fffd + fffd + "|2");
-    CHECK(ember::tokenizer::is_valid_utf8("h\xC3\xA9llo"));
-    CHECK_FALSE(ember::tokenizer::is_valid_utf8("\xC3"));
+    CHECK(ember::is_valid_utf8("h\xC3\xA9llo"));
+    CHECK_FALSE(ember::is_valid_utf8("\xC3"));
 }
 
 TEST_CASE("streaming decode equals one-shot decode for every suite case", "[tokenizer][stream]") {
@@ -51,7 +51,7 @@ TEST_CASE("streaming decode equals one-shot decode for every suite case", "[toke
             std::string streamed;
             for (const Token id : ids) {
                 const std::string part = stream.push(id);
-                REQUIRE(ember::tokenizer::is_valid_utf8(part));
+                REQUIRE(ember::is_valid_utf8(part));
                 streamed += part;
             }
             streamed += stream.flush();

@@ -14,7 +14,7 @@
 #include "gguf/gguf_file.hpp"
 #include "support/shared_data.hpp"
 #include "tokenizer/tokenizer.hpp"
-#include "tokenizer/utf8.hpp"
+#include "runtime/utf8.hpp"
 
 namespace tok_test {
 
@@ -90,7 +90,7 @@ inline std::string random_utf8(std::mt19937& rng, int n_chars, bool allow_nul = 
         char32_t cp = std::uniform_int_distribution<std::uint32_t>(r.first, r.second)(rng);
         if (cp >= 0xD800 && cp <= 0xDFFF) cp = 'x';
         if (cp == 0 && !allow_nul) cp = ' ';
-        ember::tokenizer::append_utf8(s, cp);
+        ember::append_utf8(s, cp);
     }
     return s;
 }
