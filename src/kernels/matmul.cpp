@@ -1,6 +1,7 @@
 #include "kernels/matmul.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -165,9 +166,20 @@ void matmul_packed(const WeightMatrix& w, const TypeKernels& k, const PackedKern
     });
     const std::int64_t n_groups = (w.n_rows() + kPackRows - 1) / kPackRows;
     const std::size_t gb = w.group_bytes();
-    parallel_for(n_groups, n_threads, 1, [&](std::int64_t g0, std::int64_t g1, int) {
-        pk.gemm(nb, w.data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
-                w.n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens, y + g0 * kPackRows, ldy);
+    // Row groups are claimed in chunks from a shared counter rather than split statically, so
+    // a worker that the OS deschedules (shared or oversubscribed cores) does not hold up the
+    // others: they take over its chunks and only wait for it at the closing barrier.
+    const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), n_groups));
+    const std::int64_t chunk = std::max<std::int64_t>(1, n_groups / (std::int64_t{workers} * 8));
+    std::atomic<std::int64_t> next{0};
+    parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
+        for (;;) {
+            const std::int64_t g0 = next.fetch_add(chunk, std::memory_order_relaxed);
+            if (g0 >= n_groups) break;
+            const std::int64_t g1 = std::min(n_groups, g0 + chunk);
+            pk.gemm(nb, w.data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
+                    w.n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens, y + g0 * kPackRows, ldy);
+        }
     });
 }
 
