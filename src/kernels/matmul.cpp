@@ -104,8 +104,8 @@ WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packi
     const PackedKernels* pk = nullptr;
     if (packing == Packing::always) {
         pk = packed_kernels(tensor.type, Isa::scalar);
-    } else if (packing == Packing::automatic && packing_enabled()) {
-        pk = packed_kernels_exact(tensor.type, active_isa());
+    } else if (packing == Packing::automatic && packing_enabled() && active_isa() != Isa::scalar) {
+        pk = packed_kernels_exact(tensor.type, active_isa());  // scalar stays the row-major reference
     }
     if (pk != nullptr && w.n_rows() > 0) WeightMatrixAccess::pack(w, *pk);
     return w;
@@ -124,9 +124,14 @@ std::size_t matmul_scratch_bytes(const WeightMatrix& w, std::int64_t n_tokens) {
 namespace {
 
 // Packed path: activations to Q8_0 plus per-block da / bias, then row groups over threads.
-void matmul_packed(const WeightMatrix& w, const TypeKernels& k, const PackedKernels& pk,
-                   const float* x, std::int64_t n_tokens, float* y, std::int64_t ldy,
-                   std::uint8_t* act, std::size_t a_stride, int n_threads) {
+// Packed path for up to kMaxJobs matrices of one type and row length sharing the input x: the
+// activations are prepared once, then all their row groups are claimed from one counter.
+constexpr int kMaxJobs = 4;
+
+void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, const PackedKernels& pk,
+                   const float* x, std::int64_t n_tokens, std::uint8_t* act, std::size_t a_stride,
+                   int n_threads) {
+    const WeightMatrix& w = *jobs[0].w;
     const std::int64_t n = w.n_cols(), nb = n / pk.block_values;
     const bool kq = pk.type == TensorType::Q4_K;
     const std::size_t n_blk = static_cast<std::size_t>(n_tokens * nb);
@@ -164,21 +169,35 @@ void matmul_packed(const WeightMatrix& w, const TypeKernels& k, const PackedKern
             }
         }
     });
-    const std::int64_t n_groups = (w.n_rows() + kPackRows - 1) / kPackRows;
-    const std::size_t gb = w.group_bytes();
     // Row groups are claimed in chunks from a shared counter rather than split statically, so
     // a worker that the OS deschedules (shared or oversubscribed cores) does not hold up the
     // others: they take over its chunks and only wait for it at the closing barrier.
-    const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), n_groups));
-    const std::int64_t chunk = std::max<std::int64_t>(1, n_groups / (std::int64_t{workers} * 8));
+    std::int64_t n_groups[kMaxJobs], chunk[kMaxJobs], first[kMaxJobs + 1];
+    first[0] = 0;
+    std::int64_t max_groups = 0;
+    for (int j = 0; j < n_jobs; ++j) {
+        n_groups[j] = (jobs[j].w->n_rows() + kPackRows - 1) / kPackRows;
+        max_groups = std::max(max_groups, n_groups[j]);
+    }
+    const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), max_groups * n_jobs));
+    for (int j = 0; j < n_jobs; ++j) {
+        chunk[j] = std::max<std::int64_t>(1, n_groups[j] / (std::int64_t{workers} * 8));
+        first[j + 1] = first[j] + (n_groups[j] + chunk[j] - 1) / chunk[j];
+    }
     std::atomic<std::int64_t> next{0};
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
         for (;;) {
-            const std::int64_t g0 = next.fetch_add(chunk, std::memory_order_relaxed);
-            if (g0 >= n_groups) break;
-            const std::int64_t g1 = std::min(n_groups, g0 + chunk);
-            pk.gemm(nb, w.data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
-                    w.n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens, y + g0 * kPackRows, ldy);
+            const std::int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+            if (c >= first[n_jobs]) break;
+            int j = 0;
+            while (c >= first[j + 1]) ++j;
+            const MatmulJob& job = jobs[j];
+            const std::int64_t g0 = (c - first[j]) * chunk[j];
+            const std::int64_t g1 = std::min(n_groups[j], g0 + chunk[j]);
+            const std::size_t gb = job.w->group_bytes();
+            pk.gemm(nb, job.w->data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
+                    job.w->n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens,
+                    job.y + g0 * kPackRows, job.ldy);
         }
     });
 }
@@ -207,7 +226,8 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
     if (w.packed()) {
         const PackedKernels* pk = packed_kernels(w.type(), isa);
         EMBER_ASSERT(pk != nullptr);
-        matmul_packed(w, k, *pk, x, n_tokens, y, ldy, act, a_stride, n_threads);
+        const MatmulJob job{&w, y, ldy};
+        matmul_packed(&job, 1, k, *pk, x, n_tokens, act, a_stride, n_threads);
         return;
     }
 
@@ -239,6 +259,29 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
             }
         }
     });
+}
+
+void matmul_many(std::span<const MatmulJob> jobs, const float* x, std::int64_t n_tokens,
+                 std::span<std::byte> scratch, int n_threads) {
+    bool fuse = jobs.size() > 1 && jobs.size() <= kMaxJobs && n_tokens > 0;
+    for (const MatmulJob& j : jobs) {
+        fuse = fuse && j.w->packed() && j.w->n_rows() > 0 && j.w->type() == jobs[0].w->type() &&
+               j.w->n_cols() == jobs[0].w->n_cols();
+    }
+    if (!fuse) {
+        for (const MatmulJob& j : jobs) matmul(*j.w, x, n_tokens, j.y, j.ldy, scratch, n_threads);
+        return;
+    }
+    const WeightMatrix& w = *jobs[0].w;
+    const Isa isa = active_isa();
+    const TypeKernels& k = kernels_for(w, isa);
+    const PackedKernels* pk = packed_kernels(w.type(), isa);
+    EMBER_ASSERT(pk != nullptr && scratch.size() >= matmul_scratch_bytes(w, n_tokens));
+    const std::size_t a_row = row_bytes_of(k.act_type, w.n_cols());
+    const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    auto base = reinterpret_cast<std::uintptr_t>(scratch.data());
+    auto* act = reinterpret_cast<std::uint8_t*>((base + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
+    matmul_packed(jobs.data(), static_cast<int>(jobs.size()), k, *pk, x, n_tokens, act, a_stride, n_threads);
 }
 
 void dequantize_row(const gguf::TensorInfo& tensor, std::int64_t row, float* dst) {

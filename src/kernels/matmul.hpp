@@ -59,6 +59,19 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
 void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float* y,
             std::int64_t ldy, std::span<std::byte> scratch, int n_threads, Isa isa);
 
+/// One product of matmul_many: y[t * ldy + r] = W[r] . x[t].
+struct MatmulJob {
+    const WeightMatrix* w;
+    float* y;
+    std::int64_t ldy;
+};
+
+/// Several matmuls sharing the input x (e.g. q/k/v, gate/up): when all are packed with the same
+/// type and row length, the activations are quantized once and one parallel region runs all
+/// their rows; otherwise one matmul() after the other. `scratch` as for matmul() of any job.
+void matmul_many(std::span<const MatmulJob> jobs, const float* x, std::int64_t n_tokens,
+                 std::span<std::byte> scratch, int n_threads);
+
 /// Dequantizes row `row` of a tensor (any supported type) into n_cols floats.
 void dequantize_row(const gguf::TensorInfo& tensor, std::int64_t row, float* dst);
 

@@ -95,9 +95,10 @@ bool LlamaForward::run(std::span<const BatchRow> rows, std::span<KvCache* const>
             kernels::rmsnorm(&s.xn_[sz(i * n_embd)], &s.x_[sz(i * n_embd)], l.attn_norm.data(),
                              n_embd, c_.rms_eps);
         }
-        mm(l.wq, s.xn_.data(), n, s.q_.data());
-        mm(l.wk, s.xn_.data(), n, s.k_.data());
-        mm(l.wv, s.xn_.data(), n, s.v_.data());
+        const kernels::MatmulJob qkv[] = {{&l.wq, s.q_.data(), l.wq.n_rows()},
+                                           {&l.wk, s.k_.data(), l.wk.n_rows()},
+                                           {&l.wv, s.v_.data(), l.wv.n_rows()}};
+        kernels::matmul_many(qkv, s.xn_.data(), n, s.matmul_, n_threads);
         for (std::int64_t i = 0; i < n; ++i) {
             const BatchRow& r = rows[sz(i)];
             const float* cs = &s.rope_[sz(i * c_.n_rot)];
@@ -115,8 +116,9 @@ bool LlamaForward::run(std::span<const BatchRow> rows, std::span<KvCache* const>
             kernels::rmsnorm(&s.xn_[sz(i * n_embd)], &s.x_[sz(i * n_embd)], l.ffn_norm.data(),
                              n_embd, c_.rms_eps);
         }
-        mm(l.w_gate, s.xn_.data(), n, s.gate_.data());
-        mm(l.w_up, s.xn_.data(), n, s.up_.data());
+        const kernels::MatmulJob gate_up[] = {{&l.w_gate, s.gate_.data(), l.w_gate.n_rows()},
+                                               {&l.w_up, s.up_.data(), l.w_up.n_rows()}};
+        kernels::matmul_many(gate_up, s.xn_.data(), n, s.matmul_, n_threads);
         kernels::swiglu(s.gate_.data(), s.gate_.data(), s.up_.data(), n * c_.n_ff);
         mm(l.w_down, s.gate_.data(), n, s.xn_.data());
         for (std::int64_t i = 0; i < n * n_embd; ++i) s.x_[sz(i)] += s.xn_[sz(i)];

@@ -138,3 +138,32 @@ TEST_CASE("activation quantizers give the scalar bytes on every ISA", "[packed][
         }
     }
 }
+
+TEST_CASE("matmul_many equals one matmul per matrix", "[packed][matmul_many]") {
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q4_K}) {
+        const std::int64_t n = t == TensorType::Q4_K ? 512 : 96;
+        const Weights a = make_weights(t, 40, n, 1), b = make_weights(t, 7, n, 2), c = make_weights(t, 33, n, 3);
+        for (Packing p : {Packing::always, Packing::never}) {
+            const WeightMatrix wa = WeightMatrix::prepare(a.info, p), wb = WeightMatrix::prepare(b.info, p),
+                               wc = WeightMatrix::prepare(c.info, p);
+            for (std::int64_t n_tok : {1, 5, 70}) {
+                for (int threads : {1, 2, 3}) {
+                    INFO(std::string(tensor_type_name(t)) + " tokens=" + std::to_string(n_tok) + " threads=" + std::to_string(threads));
+                    const auto x = random_floats(static_cast<std::size_t>(n_tok * n), 7);
+                    std::vector<std::byte> scratch(matmul_scratch_bytes(wa, n_tok));
+                    std::vector<float> ya(static_cast<std::size_t>(n_tok * 40)), yb(static_cast<std::size_t>(n_tok * 7)),
+                        yc(static_cast<std::size_t>(n_tok * 33));
+                    auto ra = ya, rb = yb, rc = yc;
+                    const MatmulJob jobs[] = {{&wa, ya.data(), 40}, {&wb, yb.data(), 7}, {&wc, yc.data(), 33}};
+                    matmul_many(jobs, x.data(), n_tok, scratch, threads);
+                    matmul(wa, x.data(), n_tok, ra.data(), 40, scratch, 1);
+                    matmul(wb, x.data(), n_tok, rb.data(), 7, scratch, 1);
+                    matmul(wc, x.data(), n_tok, rc.data(), 33, scratch, 1);
+                    REQUIRE(ya == ra);
+                    REQUIRE(yb == rb);
+                    REQUIRE(yc == rc);
+                }
+            }
+        }
+    }
+}
