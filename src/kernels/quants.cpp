@@ -123,7 +123,7 @@ void quantize_row_q8_0(const float* x, BlockQ8_0* y, std::int64_t n) noexcept {
 }
 
 void quantize_act_f32(const float* x, void* dst, std::int64_t n) {
-    std::memcpy(dst, x, static_cast<std::size_t>(n) * sizeof(float));
+    if (n > 0) std::memcpy(dst, x, static_cast<std::size_t>(n) * sizeof(float));
 }
 
 void quantize_act_f16(const float* x, void* dst, std::int64_t n) {
