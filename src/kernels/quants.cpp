@@ -172,7 +172,7 @@ void quantize_act_q8_1(const float* x, void* dst, std::int64_t n) {
 }
 
 void dequantize_f32(const void* src, float* dst, std::int64_t n) {
-    std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+    if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
 }
 
 void dequantize_f16(const void* src, float* dst, std::int64_t n) {

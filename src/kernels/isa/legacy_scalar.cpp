@@ -28,6 +28,14 @@ void unpack4(const std::uint8_t* qs, std::uint32_t qh, bool five, int* q) {
     }
 }
 
+// Element i of an array that may sit at any address (tests pass odd offsets).
+template <class T>
+T load_at(const void* p, std::int64_t i) {
+    T v;
+    std::memcpy(&v, static_cast<const unsigned char*>(p) + i * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
+    return v;
+}
+
 int dot_block(const int* q, int offset, const std::int8_t* qy) {
     int sum = 0;
     for (int j = 0; j < kQK; ++j) sum += (q[j] - offset) * qy[j];
@@ -37,26 +45,24 @@ int dot_block(const int* q, int offset, const std::int8_t* qy) {
 }  // namespace
 
 float vec_dot_f32(std::int64_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const float*>(w);
-    const auto* y = static_cast<const float*>(a);
     double sum = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * y[i]);
+    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(load_at<float>(w, i) * load_at<float>(a, i));
     return static_cast<float>(sum);
 }
 
 float vec_dot_f16(std::int64_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const std::uint16_t*>(w);
-    const auto* y = static_cast<const std::uint16_t*>(a);
     double sum = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(x[i]) * fp16_to_fp32(y[i]));
+    for (std::int64_t i = 0; i < n; ++i) {
+        sum += static_cast<double>(fp16_to_fp32(load_at<std::uint16_t>(w, i)) * fp16_to_fp32(load_at<std::uint16_t>(a, i)));
+    }
     return static_cast<float>(sum);
 }
 
 float vec_dot_bf16(std::int64_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const std::uint16_t*>(w);
-    const auto* y = static_cast<const std::uint16_t*>(a);
     double sum = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(bf16_to_fp32(x[i]) * bf16_to_fp32(y[i]));
+    for (std::int64_t i = 0; i < n; ++i) {
+        sum += static_cast<double>(bf16_to_fp32(load_at<std::uint16_t>(w, i)) * bf16_to_fp32(load_at<std::uint16_t>(a, i)));
+    }
     return static_cast<float>(sum);
 }
 

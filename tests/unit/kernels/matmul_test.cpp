@@ -27,19 +27,22 @@ std::size_t row_bytes(TensorType t, std::int64_t n) {
     return static_cast<std::size_t>(n / tr->block_size * tr->block_bytes);
 }
 
-// Quantized rows stored at an odd offset inside `storage` (unaligned on purpose).
+// Rows stored 4 bytes past the start of `storage`: unaligned for every SIMD load (16/32/64
+// bytes), while keeping the natural alignment of the elements (fp16 scales, floats) that GGUF
+// files guarantee.
+constexpr std::size_t kMisalign = 4;
 struct Rows {
     std::vector<std::uint8_t> storage;
     std::size_t stride = 0;
-    const std::uint8_t* data() const { return storage.data() + 1; }
+    const std::uint8_t* data() const { return storage.data() + kMisalign; }
 };
 
 Rows quantize_rows(TensorType t, const std::vector<float>& x, std::int64_t n_rows, std::int64_t n) {
     Rows r;
     r.stride = row_bytes(t, n);
-    r.storage.assign(r.stride * static_cast<std::size_t>(n_rows) + 1, 0);
+    r.storage.assign(r.stride * static_cast<std::size_t>(n_rows) + kMisalign, 0);
     for (std::int64_t i = 0; i < n_rows; ++i) {
-        quantize_row(t, x.data() + i * n, r.storage.data() + 1 + static_cast<std::size_t>(i) * r.stride, n);
+        quantize_row(t, x.data() + i * n, r.storage.data() + kMisalign + static_cast<std::size_t>(i) * r.stride, n);
     }
     return r;
 }
@@ -47,9 +50,9 @@ Rows quantize_rows(TensorType t, const std::vector<float>& x, std::int64_t n_row
 Rows quantize_acts(const TypeKernels& k, const std::vector<float>& x, std::int64_t n_rows, std::int64_t n) {
     Rows r;
     r.stride = row_bytes(k.act_type, n);
-    r.storage.assign(r.stride * static_cast<std::size_t>(n_rows) + 1, 0);
+    r.storage.assign(r.stride * static_cast<std::size_t>(n_rows) + kMisalign, 0);
     for (std::int64_t i = 0; i < n_rows; ++i) {
-        k.quantize_act(x.data() + i * n, r.storage.data() + 1 + static_cast<std::size_t>(i) * r.stride, n);
+        k.quantize_act(x.data() + i * n, r.storage.data() + kMisalign + static_cast<std::size_t>(i) * r.stride, n);
     }
     return r;
 }

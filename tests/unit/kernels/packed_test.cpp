@@ -30,10 +30,10 @@ Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n, std::uin
     Weights w;
     const auto tr = tensor_type_traits(static_cast<std::uint32_t>(t));
     const auto stride = static_cast<std::size_t>(n / tr->block_size * tr->block_bytes);
-    w.storage.assign(stride * static_cast<std::size_t>(n_rows) + 1, 0);
+    w.storage.assign(stride * static_cast<std::size_t>(n_rows) + 4, 0);
     const auto f = random_floats(static_cast<std::size_t>(n_rows * n), seed);
     for (std::int64_t r = 0; r < n_rows; ++r) {
-        std::uint8_t* dst = w.storage.data() + 1 + static_cast<std::size_t>(r) * stride;
+        std::uint8_t* dst = w.storage.data() + 4 + static_cast<std::size_t>(r) * stride;
         if (t == TensorType::Q4_K) {
             std::vector<BlockQ4K> blocks(static_cast<std::size_t>(n / kQK_K));
             quantize_row_q4_k(f.data() + r * n, blocks.data(), n);
@@ -49,7 +49,7 @@ Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n, std::uin
     w.info.ne[1] = n_rows;
     w.info.n_elements = n * n_rows;
     w.info.n_bytes = stride * static_cast<std::size_t>(n_rows);
-    w.info.data = w.storage.data() + 1;  // unaligned on purpose
+    w.info.data = w.storage.data() + 4;  // unaligned for SIMD loads, element-aligned like GGUF data
     return w;
 }
 
@@ -127,13 +127,13 @@ TEST_CASE("activation quantizers give the scalar bytes on every ISA", "[packed][
         const auto tr = tensor_type_traits(static_cast<std::uint32_t>(ks.act_type));
         for (std::int64_t nb : {0, 1, 3, 40}) {
             const auto bytes = static_cast<std::size_t>(nb * tr->block_bytes);
-            std::vector<std::uint8_t> want(bytes + 1), got(bytes + 1);
+            std::vector<std::uint8_t> want(bytes + 4), got(bytes + 4);
             ks.quantize_act(x.data(), want.data(), nb * 32);
             for (Isa isa : available_isas()) {
                 INFO(std::string(isa_name(isa)) + " " + std::string(tensor_type_name(t)) + " blocks=" + std::to_string(nb));
                 std::fill(got.begin(), got.end(), std::uint8_t{0xAA});
-                type_kernels(t, isa)->quantize_act(x.data(), got.data() + 1, nb * 32);  // unaligned
-                REQUIRE(std::memcmp(got.data() + 1, want.data(), bytes) == 0);
+                type_kernels(t, isa)->quantize_act(x.data(), got.data() + 4, nb * 32);  // SIMD-unaligned
+                REQUIRE(std::memcmp(got.data() + 4, want.data(), bytes) == 0);
             }
         }
     }
