@@ -9,6 +9,7 @@
 
 #include "model/kv_cache.hpp"
 #include "model/llama_config.hpp"
+#include "model/rope.hpp"
 
 namespace ember::model {
 
@@ -24,18 +25,5 @@ std::int64_t context_shift_discard(std::int64_t n_past, std::int64_t n_keep) noe
 void shift_context(KvCache& cache, const LlamaConfig& config, const std::vector<float>& freq_factors,
                    std::int64_t n_past, std::int64_t n_keep, std::int64_t n_discard,
                    std::span<float> rope_scratch);
-
-/// cos/sin of the n_rot / 2 RoPE angles for position (or position delta) `pos`, into cs[n_rot],
-/// computed exactly as the forward pass computes them (llama.cpp's rope cache): theta_scale =
-/// freq_base^(-2/n_rot) in float, the angle starts at `pos` and is multiplied by theta_scale
-/// from pair to pair, and divided by the pair's frequency factor when there are any.
-void rope_angles(float* cs, std::int64_t pos, std::int64_t n_rot, float freq_base,
-                 const std::vector<float>& freq_factors);
-
-/// Rotates adjacent pairs of the first n_rot values of each of the n_heads heads (head_dim
-/// apart) by the angles in cs. RoPE angles add, so rotating a key made at position p by the
-/// angles of -d gives (up to rounding) the key at position p - d.
-void rope_apply(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,
-                const float* cs);
 
 }  // namespace ember::model

@@ -6,6 +6,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/float_ops.hpp"
 #include "kernels/matmul.hpp"
+#include "model/rope.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
 
@@ -13,34 +14,6 @@ namespace ember::model {
 namespace {
 
 std::size_t sz(std::int64_t n) { return static_cast<std::size_t>(n); }
-
-// cos/sin of every rotated pair for one position, as llama.cpp computes them: the angle starts
-// at `pos` and is multiplied by freq_base^(-2/n_rot) from one pair to the next (in float).
-void fill_rope_row(float* out, std::int64_t pos, std::int64_t n_rot, float freq_base,
-                   const std::vector<float>& freq_factors) {
-    const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
-    float theta = static_cast<float>(pos);
-    for (std::int64_t i = 0; i < n_rot / 2; ++i) {
-        const float t = freq_factors.empty() ? theta : theta / freq_factors[sz(i)];
-        out[2 * i] = std::cos(t);
-        out[2 * i + 1] = std::sin(t);
-        theta *= theta_scale;
-    }
-}
-
-// Rotates adjacent pairs of the first n_rot values of each head.
-void apply_rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,
-                const float* cs) {
-    for (std::int64_t h = 0; h < n_heads; ++h) {
-        float* v = x + h * head_dim;
-        for (std::int64_t i = 0; i < n_rot / 2; ++i) {
-            const float c = cs[2 * i], s = cs[2 * i + 1];
-            const float x0 = v[2 * i], x1 = v[2 * i + 1];
-            v[2 * i] = x0 * c - x1 * s;
-            v[2 * i + 1] = x0 * s + x1 * c;
-        }
-    }
-}
 
 }  // namespace
 
@@ -79,7 +52,7 @@ bool LlamaForward::run(std::span<const BatchRow> rows, std::span<KvCache* const>
 
     for (std::int64_t i = 0; i < n; ++i) {
         kernels::dequantize_row(*w_.token_embd, rows[sz(i)].token, &s.x_[sz(i * n_embd)]);
-        fill_rope_row(&s.rope_[sz(i * c_.n_rot)], rows[sz(i)].pos, c_.n_rot, c_.rope_freq_base,
+        rope_angles(&s.rope_[sz(i * c_.n_rot)], rows[sz(i)].pos, c_.n_rot, c_.rope_freq_base,
                       w_.rope_freq_factors);
     }
 
@@ -102,8 +75,8 @@ bool LlamaForward::run(std::span<const BatchRow> rows, std::span<KvCache* const>
         for (std::int64_t i = 0; i < n; ++i) {
             const BatchRow& r = rows[sz(i)];
             const float* cs = &s.rope_[sz(i * c_.n_rot)];
-            apply_rope(&s.q_[sz(i * n_q)], c_.n_head, c_.head_dim, c_.n_rot, cs);
-            apply_rope(&s.k_[sz(i * n_kv)], c_.n_head_kv, c_.head_dim, c_.n_rot, cs);
+            rope_apply(&s.q_[sz(i * n_q)], c_.n_head, c_.head_dim, c_.n_rot, cs);
+            rope_apply(&s.k_[sz(i * n_kv)], c_.n_head_kv, c_.head_dim, c_.n_rot, cs);
             KvCache& cache = *caches[sz(r.seq)];
             std::copy_n(&s.k_[sz(i * n_kv)], n_kv, cache.k(il, r.pos));
             std::copy_n(&s.v_[sz(i * n_kv)], n_kv, cache.v(il, r.pos));

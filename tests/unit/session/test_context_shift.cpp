@@ -50,7 +50,7 @@ TEST_CASE("rope: rotating by -d moves a key from position p to p - d", "[shift]"
             std::vector<float> raw(static_cast<std::size_t>(n_heads * head_dim));
             for (float& x : raw) x = u(rng);
             std::vector<float> cs(static_cast<std::size_t>(n_rot));
-            for (const auto [p, d] : {std::pair{40, 20}, {63, 31}, {1000, 500}, {7, 7}}) {
+            for (const auto& [p, d] : {std::pair{40, 20}, {63, 31}, {1000, 500}, {7, 7}}) {
                 auto at_p = raw, at_new = raw;
                 ember::model::rope_angles(cs.data(), p, n_rot, 10000.0f, ff);
                 ember::model::rope_apply(at_p.data(), n_heads, head_dim, n_rot, cs.data());
