@@ -11,7 +11,7 @@ namespace ember {
 namespace detail {
 namespace {
 
-ModelInfo make_info(const gguf::File& file, const model::LlamaConfig& c) {
+ModelInfo make_info(const gguf::File& file, const model::ModelConfig& c) {
     ModelInfo info;
     info.name = std::string(file.get_string_or(
         "general.name", std::filesystem::path(file.name()).filename().string()));
@@ -39,8 +39,8 @@ ModelInfo make_info(const gguf::File& file, const model::LlamaConfig& c) {
 ModelImpl::ModelImpl(gguf::File file_in, ModelOptions options_in)
     : file(std::move(file_in)),
       options(options_in),
-      config(model::LlamaConfig::from_gguf(file)),
-      weights(model::LlamaWeights::from_gguf(file, config, options.on_progress)),
+      config(model::ModelConfig::from_gguf(file)),
+      weights(model::ModelWeights::from_gguf(file, config, options.on_progress)),
       tokenizer(tokenizer::Tokenizer::from_gguf(file)),
       forward(config, weights) {
     if (tokenizer->n_vocab() != weights.output.n_rows()) {

@@ -8,9 +8,9 @@
 #include "chat/chat_template.hpp"
 #include "ember/types.hpp"
 #include "gguf/gguf_file.hpp"
-#include "model/llama_config.hpp"
-#include "model/llama_forward.hpp"
-#include "model/llama_weights.hpp"
+#include "model/config.hpp"
+#include "model/decoder.hpp"
+#include "model/weights.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace ember::detail {
@@ -20,10 +20,10 @@ struct ModelImpl {
 
     gguf::File file;
     ModelOptions options;
-    model::LlamaConfig config;
-    model::LlamaWeights weights;
+    model::ModelConfig config;
+    model::ModelWeights weights;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
-    model::LlamaForward forward;
+    model::Decoder forward;
     ModelInfo info;
     std::string chat_template;
     /// The parsed template (ChatML when the file has none); null when it does not parse, and

@@ -21,13 +21,13 @@ Session::Impl::Impl(const Model& m, SessionOptions o) : model(m), model_impl(m.i
     }
     n_threads = resolve_threads(o.threads > 0 ? o.threads : model_impl->options.threads);
     n_batch = std::min(o.batch, n_ctx);
-    cache = model::KvCache(c, n_ctx);
+    cache = model::KvCache(c, n_ctx, n_batch, o.context_shift ? o.n_keep : 0);
     scratch = model::ForwardScratch(c, model_impl->weights, n_batch, n_ctx,
                                     o.logits_all ? n_batch : 1, n_threads);
     rows.resize(static_cast<std::size_t>(n_batch));
     tokens.reserve(static_cast<std::size_t>(n_ctx));
     logits.resize(static_cast<std::size_t>(c.n_vocab));
-    rope_scratch.resize(static_cast<std::size_t>(std::max<std::int64_t>(c.n_rot, 2)));
+    rope_scratch.resize(static_cast<std::size_t>(2 * c.n_rot()));
     // Streamed text continues the prompt, so a leading space is kept (unlike decode()).
     stream.emplace(*model_impl->tokenizer, /*strip_leading_space=*/false);
 }
@@ -39,7 +39,8 @@ bool Session::Impl::can_shift() const noexcept {
 void Session::Impl::shift() {
     const std::int64_t n_discard = model::context_shift_discard(n_past, options.n_keep);
     EMBER_ASSERT(options.context_shift && n_discard > 0);
-    model::shift_context(cache, model_impl->config, model_impl->weights.rope_freq_factors, n_past,
+    const auto& m = *model_impl;
+    model::shift_context(cache, m.config, m.weights.rope_factors(n_ctx, m.config), n_past,
                          options.n_keep, n_discard, rope_scratch);
     const auto first = tokens.begin() + options.n_keep;
     tokens.erase(first, first + n_discard);
@@ -171,6 +172,7 @@ void Session::reset() {
     Impl& s = *impl_;
     s.n_past = 0;
     s.n_logit_rows = 0;
+    s.cache.clear();
     s.tokens.clear();
     s.has_logits = false;
     s.stream->reset();

@@ -11,7 +11,7 @@
 #include "ember/session.hpp"
 #include "model/batch.hpp"
 #include "model/kv_cache.hpp"
-#include "model/llama_forward.hpp"
+#include "model/decoder.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace ember {
@@ -40,7 +40,7 @@ struct Session::Impl {
     std::vector<model::BatchRow> rows;  // [n_batch]
     std::vector<Token> tokens;          // [n_past], capacity n_ctx
     std::vector<float> logits;          // [n_vocab] after the last processed token
-    std::vector<float> rope_scratch;    // [n_rot] cos/sin for context shifts
+    std::vector<float> rope_scratch;    // [2 n_rot] cos/sin for context shifts
     bool has_logits = false;
     std::optional<tokenizer::StreamDecoder> stream;
     std::function<bool()> cancel;

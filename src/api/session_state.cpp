@@ -1,13 +1,16 @@
 // Session::save_state / restore_state: the session as versioned little-endian bytes.
 //
 // Layout (integers little-endian, floats IEEE-754 binary32 little-endian):
-//   char[8] magic "EMBERSES"   u32 version (1)          u32 flags (bit 0: logits present)
+//   char[8] magic "EMBERSES"   u32 version (2)          u32 flags (bit 0: logits present)
 //   u64 n_layer   u64 n_embd_kv   u64 n_vocab   u64 metadata hash (FNV-1a 64 of the GGUF header
 //   and metadata, bytes [0, data offset))   u64 n_ctx of the saving session   u64 n_past
 //   u64 sampler state bytes (0: none)
 //   i32 tokens[n_past]   f32 logits[n_vocab] (flag)   u8 sampler state[...]
-//   per layer: f32 keys[n_past][n_embd_kv], f32 values[n_past][n_embd_kv]
+//   per layer: u64 prefix_end, u64 tail_begin: the layer holds positions [0, prefix_end) and
+//     [tail_begin, n_past) (all of them except in sliding-window layers; model/kv_cache.hpp)
+//   per layer: f32 keys[held][n_embd_kv], f32 values[held][n_embd_kv] (held positions in order)
 //   u64 FNV-1a 64 of every byte before it
+// Version 1 (read too) has no layer table: every layer holds every position.
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -24,7 +27,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "session state assumes a little-endian host");
 
 constexpr char kMagic[8] = {'E', 'M', 'B', 'E', 'R', 'S', 'E', 'S'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint32_t kFlagLogits = 1;
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 * 7;
 
@@ -100,9 +103,15 @@ std::vector<std::uint8_t> Session::save_state(const Sampler* sampler) const {
     const auto& c = s.model_impl->config;
     const std::vector<std::uint8_t> sampler_state = sampler ? sampler->save_state() : std::vector<std::uint8_t>{};
     const auto n_past = static_cast<std::size_t>(s.n_past);
-    const auto kv_floats = n_past * static_cast<std::size_t>(c.n_embd_kv());
+    const auto row_bytes = static_cast<std::size_t>(c.n_embd_kv()) * sizeof(float);
+    std::vector<model::KvCache::Held> held;
+    std::size_t kv_rows = 0;
+    for (std::int64_t il = 0; il < c.n_layer; ++il) {
+        held.push_back(s.cache.held(il, s.n_past));
+        kv_rows += static_cast<std::size_t>(held.back().prefix_end + s.n_past - held.back().tail_begin);
+    }
     Writer w(kHeaderBytes + n_past * 4 + (s.has_logits ? s.logits.size() * 4 : 0) + sampler_state.size() +
-             2 * static_cast<std::size_t>(c.n_layer) * kv_floats * 4 + 8);
+             16 * held.size() + 2 * kv_rows * row_bytes + 8);
     w.bytes(kMagic, sizeof kMagic);
     w.u32(kVersion);
     w.u32(s.has_logits ? kFlagLogits : 0);
@@ -116,9 +125,19 @@ std::vector<std::uint8_t> Session::save_state(const Sampler* sampler) const {
     w.bytes(s.tokens.data(), n_past * sizeof(Token));
     if (s.has_logits) w.bytes(s.logits.data(), s.logits.size() * sizeof(float));
     w.bytes(sampler_state.data(), sampler_state.size());
+    for (const auto& h : held) {
+        w.u64(static_cast<std::uint64_t>(h.prefix_end));
+        w.u64(static_cast<std::uint64_t>(h.tail_begin));
+    }
     for (std::int64_t il = 0; il < c.n_layer; ++il) {
-        w.bytes(s.cache.k(il, 0), kv_floats * sizeof(float));
-        w.bytes(s.cache.v(il, 0), kv_floats * sizeof(float));
+        const auto& h = held[static_cast<std::size_t>(il)];
+        const auto n_prefix = static_cast<std::size_t>(h.prefix_end);
+        const auto n_tail = static_cast<std::size_t>(s.n_past - h.tail_begin);
+        // Each range is contiguous in the cache.
+        if (n_prefix) w.bytes(s.cache.k(il, 0), n_prefix * row_bytes);
+        if (n_tail) w.bytes(s.cache.k(il, h.tail_begin), n_tail * row_bytes);
+        if (n_prefix) w.bytes(s.cache.v(il, 0), n_prefix * row_bytes);
+        if (n_tail) w.bytes(s.cache.v(il, h.tail_begin), n_tail * row_bytes);
     }
     w.u64(fnv1a(w.view()));
     return w.take();
@@ -136,7 +155,7 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
         fail(name + ": not an ember session state (bad magic at byte 0)");
     }
     const std::uint32_t version = r.u32("the version");
-    if (version != kVersion) {
+    if (version != kVersion && version != 1) {
         fail(name + ": session state version " + std::to_string(version) + " is not supported (expected " +
              std::to_string(kVersion) + ")");
     }
@@ -156,17 +175,41 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
              std::to_string(s.n_ctx));
     }
     if (has_logits == (n_past == 0)) fail(name + ": session state has inconsistent logits flag");
-    // The exact size follows from the header; check it before reading (no overflow: n_past is
-    // at most n_ctx and n_sampler is compared against the bytes left).
-    const std::size_t kv_floats = static_cast<std::size_t>(n_past) * static_cast<std::size_t>(c.n_embd_kv());
-    const std::size_t fixed = kHeaderBytes + static_cast<std::size_t>(n_past) * sizeof(Token) +
-                              (has_logits ? static_cast<std::size_t>(c.n_vocab) * sizeof(float) : 0) +
-                              2 * static_cast<std::size_t>(c.n_layer) * kv_floats * sizeof(float) + 8;
-    if (bytes.size() < fixed || n_sampler != bytes.size() - fixed) {
+    // The exact size follows from the header and the layer table; check it before reading (no
+    // overflow: n_past is at most n_ctx, n_sampler is compared against the bytes left, and each
+    // layer holds at most n_past positions).
+    const auto n_layer = static_cast<std::size_t>(c.n_layer);
+    const std::size_t row_bytes = static_cast<std::size_t>(c.n_embd_kv()) * sizeof(float);
+    const std::size_t before_sampler = kHeaderBytes + static_cast<std::size_t>(n_past) * sizeof(Token) +
+                                       (has_logits ? static_cast<std::size_t>(c.n_vocab) * sizeof(float) : 0);
+    const std::size_t table_bytes = version == 1 ? 0 : 16 * n_layer;
+    if (bytes.size() < before_sampler + table_bytes + 8 ||
+        n_sampler > bytes.size() - before_sampler - table_bytes - 8) {
+        fail(name + ": session state has " + std::to_string(bytes.size()) + " bytes, fewer than its header says " +
+             "(truncated or corrupt)");
+    }
+    std::vector<model::KvCache::Held> held(n_layer, {static_cast<std::int64_t>(n_past), static_cast<std::int64_t>(n_past)});
+    std::size_t kv_rows = 0;
+    for (std::size_t il = 0; il < n_layer; ++il) {
+        if (version != 1) {
+            const std::uint8_t* entry = bytes.data() + before_sampler + n_sampler + 16 * il;
+            std::uint64_t a, b;
+            std::memcpy(&a, entry, 8);
+            std::memcpy(&b, entry + 8, 8);
+            if (a > b || b > n_past) {
+                fail(name + ": session state layer " + std::to_string(il) + " holds positions [0, " +
+                     std::to_string(a) + ") and [" + std::to_string(b) + ", " + std::to_string(n_past) +
+                     "): not a valid layout");
+            }
+            held[il] = {static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)};
+        }
+        kv_rows += static_cast<std::size_t>(held[il].prefix_end + static_cast<std::int64_t>(n_past) - held[il].tail_begin);
+    }
+    const std::size_t expected = before_sampler + static_cast<std::size_t>(n_sampler) + table_bytes +
+                                 2 * kv_rows * row_bytes + 8;
+    if (bytes.size() != expected) {
         fail(name + ": session state has " + std::to_string(bytes.size()) + " bytes, its header says " +
-             (bytes.size() < fixed ? "at least " + std::to_string(fixed)
-                                   : std::to_string(fixed) + " + " + std::to_string(n_sampler)) +
-             " (truncated or corrupt)");
+             std::to_string(expected) + " (truncated or corrupt)");
     }
     std::uint64_t checksum;
     std::memcpy(&checksum, bytes.data() + bytes.size() - 8, 8);
@@ -186,7 +229,9 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
         has_logits ? r.take(static_cast<std::size_t>(c.n_vocab) * sizeof(float), "the logits") : nullptr;
     const std::span<const std::uint8_t> sampler_state(r.take(static_cast<std::size_t>(n_sampler), "the sampler state"),
                                                       static_cast<std::size_t>(n_sampler));
-    const std::uint8_t* kv_bytes = r.take(2 * static_cast<std::size_t>(c.n_layer) * kv_floats * sizeof(float), "the KV cache");
+    r.take(table_bytes, "the layer table");
+    const std::uint8_t* kv_bytes = r.take(2 * kv_rows * row_bytes, "the KV cache");
+    const std::int64_t base = s.cache.restore_base(held, static_cast<std::int64_t>(n_past), name);
 
     // Everything is checked; the sampler validates its own bytes and stays unchanged on error.
     if (sampler) {
@@ -199,10 +244,23 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
     s.n_logit_rows = 0;
     s.has_logits = has_logits;
     if (has_logits) std::memcpy(s.logits.data(), logit_bytes, s.logits.size() * sizeof(float));
+    s.cache.adopt(base);
     for (std::int64_t il = 0; il < c.n_layer; ++il) {
-        const std::size_t n = kv_floats * sizeof(float);
-        std::memcpy(s.cache.k(il, 0), kv_bytes + (2 * il) * n, n);
-        std::memcpy(s.cache.v(il, 0), kv_bytes + (2 * il + 1) * n, n);
+        // Keys of the held positions, then values; rows this cache does not keep are skipped.
+        const auto& h = held[static_cast<std::size_t>(il)];
+        const std::int64_t n_rows = h.prefix_end + static_cast<std::int64_t>(n_past) - h.tail_begin;
+        std::int64_t row = 0;
+        const auto copy_range = [&](std::int64_t first, std::int64_t end) {
+            for (std::int64_t p = first; p < end; ++p, ++row) {
+                if (!s.cache.holds(il, p)) continue;
+                const std::uint8_t* src = kv_bytes + static_cast<std::size_t>(row) * row_bytes;
+                std::memcpy(s.cache.k(il, p), src, row_bytes);
+                std::memcpy(s.cache.v(il, p), src + static_cast<std::size_t>(n_rows) * row_bytes, row_bytes);
+            }
+        };
+        copy_range(0, h.prefix_end);
+        copy_range(h.tail_begin, static_cast<std::int64_t>(n_past));
+        kv_bytes += 2 * static_cast<std::size_t>(n_rows) * row_bytes;
     }
     s.stream->reset();
 }

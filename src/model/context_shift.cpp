@@ -1,7 +1,6 @@
 #include "model/context_shift.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "runtime/fail.hpp"
 
@@ -12,19 +11,24 @@ std::int64_t context_shift_discard(std::int64_t n_past, std::int64_t n_keep) noe
     return std::max<std::int64_t>((n_past - n_keep) / 2, 1);
 }
 
-void shift_context(KvCache& cache, const LlamaConfig& config, const std::vector<float>& freq_factors,
+void shift_context(KvCache& cache, const ModelConfig& config, std::span<const float> freq_factors,
                    std::int64_t n_past, std::int64_t n_keep, std::int64_t n_discard,
                    std::span<float> rope_scratch) {
     EMBER_ASSERT(n_keep >= 0 && n_discard > 0 && n_keep + n_discard <= n_past &&
                  n_past <= cache.n_ctx());
-    EMBER_ASSERT(static_cast<std::int64_t>(rope_scratch.size()) >= config.n_rot);
+    const std::int64_t n_rot = config.n_rot();
+    EMBER_ASSERT(static_cast<std::int64_t>(rope_scratch.size()) >= 2 * n_rot);
     const std::int64_t n_move = n_past - n_keep - n_discard;
     cache.move_down(n_keep + n_discard, n_keep, n_move);
-    float* cs = rope_scratch.data();
-    rope_angles(cs, -n_discard, config.n_rot, config.rope_freq_base, freq_factors);
+    float* cs_global = rope_scratch.data();
+    float* cs_local = rope_scratch.data() + n_rot;
+    rope_angles(cs_global, -n_discard, config.rope, freq_factors, /*rotation_only=*/true);
+    rope_angles(cs_local, -n_discard, config.rope_local, freq_factors, /*rotation_only=*/true);
     for (std::int64_t il = 0; il < cache.n_layer(); ++il) {
+        const float* cs = config.is_local(il) ? cs_local : cs_global;
         for (std::int64_t p = n_keep; p < n_keep + n_move; ++p) {
-            rope_apply(cache.k(il, p), config.n_head_kv, config.head_dim, config.n_rot, cs);
+            if (!cache.holds(il, p)) continue;  // dropped by a sliding layer
+            rope_apply(cache.k(il, p), config.n_head_kv, config.head_dim, n_rot, config.rope.style, cs);
         }
     }
 }

@@ -5,10 +5,9 @@
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
+#include "model/config.hpp"
 #include "model/kv_cache.hpp"
-#include "model/llama_config.hpp"
 #include "model/rope.hpp"
 
 namespace ember::model {
@@ -18,11 +17,13 @@ namespace ember::model {
 std::int64_t context_shift_discard(std::int64_t n_past, std::int64_t n_keep) noexcept;
 
 /// Shifts the cache of a sequence holding n_past positions: positions [n_keep + n_discard,
-/// n_past) move to [n_keep, n_past - n_discard) and their keys are rotated by -n_discard.
-/// `freq_factors` are the model's rope_freq_factors (empty for none); `rope_scratch` holds at
-/// least config.n_rot floats. Allocates nothing.
-/// Requires 0 <= n_keep, 0 < n_discard, n_keep + n_discard <= n_past <= cache.n_ctx().
-void shift_context(KvCache& cache, const LlamaConfig& config, const std::vector<float>& freq_factors,
+/// n_past) move to [n_keep, n_past - n_discard) and their keys are rotated by -n_discard with
+/// each layer's RoPE (its style, base and scaling; a pure rotation: the keys keep their
+/// magnitude). `freq_factors` are the sequence's RoPE factors (ModelWeights::rope_factors);
+/// `rope_scratch` holds at least 2 * config.n_rot() floats. Allocates nothing.
+/// Requires 0 <= n_keep, 0 < n_discard, n_keep + n_discard <= n_past <= cache.n_ctx(), and
+/// n_keep == cache.n_pinned() when sliding layers dropped rows.
+void shift_context(KvCache& cache, const ModelConfig& config, std::span<const float> freq_factors,
                    std::int64_t n_past, std::int64_t n_keep, std::int64_t n_discard,
                    std::span<float> rope_scratch);
 

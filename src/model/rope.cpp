@@ -1,30 +1,66 @@
 #include "model/rope.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace ember::model {
+namespace {
 
-void rope_angles(float* cs, std::int64_t pos, std::int64_t n_rot, float freq_base,
-                 const std::vector<float>& freq_factors) {
-    const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
+// The dimension (0..n_rot) whose rotation count over n_ctx_orig positions equals n_turns.
+float corr_dim(const RopeParams& p, float n_turns) {
+    const float two_pi = 2.0f * std::numbers::pi_v<float>;
+    return static_cast<float>(p.n_rot) *
+           std::log(static_cast<float>(p.n_ctx_orig) / (n_turns * two_pi)) /
+           (2.0f * std::log(p.freq_base));
+}
+
+}  // namespace
+
+void rope_yarn_corr_dims(const RopeParams& p, float dims[2]) {
+    const float low = std::floor(corr_dim(p, p.beta_fast));
+    const float high = std::ceil(corr_dim(p, p.beta_slow));
+    dims[0] = std::max(0.0f, low);
+    dims[1] = std::min(static_cast<float>(p.n_rot - 1), high);
+}
+
+void rope_angles(float* cs, std::int64_t pos, const RopeParams& p, std::span<const float> factors,
+                 bool rotation_only) {
+    const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
+    float dims[2] = {0.0f, 0.0f};
+    if (p.ext_factor != 0.0f) rope_yarn_corr_dims(p, dims);
+    const float mscale = rotation_only ? 1.0f : p.mscale;
     float theta = static_cast<float>(pos);
-    for (std::int64_t i = 0; i < n_rot / 2; ++i) {
-        const float t = freq_factors.empty() ? theta : theta / freq_factors[static_cast<std::size_t>(i)];
-        cs[2 * i] = std::cos(t);
-        cs[2 * i + 1] = std::sin(t);
+    for (std::int64_t i = 0; i < p.n_rot / 2; ++i) {
+        const float extrap = factors.empty() ? theta : theta / factors[static_cast<std::size_t>(i)];
+        float t = p.freq_scale * extrap;
+        if (p.ext_factor != 0.0f) {
+            // 1 below dims[0] (keep the extrapolated angle), 0 above dims[1] (interpolate).
+            const float y = (static_cast<float>(i) - dims[0]) / std::max(0.001f, dims[1] - dims[0]);
+            const float ramp = (1.0f - std::min(1.0f, std::max(0.0f, y))) * p.ext_factor;
+            t = t * (1.0f - ramp) + extrap * ramp;
+        }
+        cs[2 * i] = std::cos(t) * mscale;
+        cs[2 * i + 1] = std::sin(t) * mscale;
         theta *= theta_scale;
     }
 }
 
 void rope_apply(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,
-                const float* cs) {
+                RopeStyle style, const float* cs) {
+    // Pair i is (x[2i], x[2i+1]) in normal style and (x[i], x[i + n_rot/2]) in NEOX style.
+    const std::int64_t half = n_rot / 2;
+    const std::int64_t stride = style == RopeStyle::neox ? 1 : 2;
+    const std::int64_t offset = style == RopeStyle::neox ? half : 1;
     for (std::int64_t h = 0; h < n_heads; ++h) {
         float* v = x + h * head_dim;
-        for (std::int64_t i = 0; i < n_rot / 2; ++i) {
+        for (std::int64_t i = 0; i < half; ++i) {
             const float c = cs[2 * i], s = cs[2 * i + 1];
-            const float x0 = v[2 * i], x1 = v[2 * i + 1];
-            v[2 * i] = x0 * c - x1 * s;
-            v[2 * i + 1] = x0 * s + x1 * c;
+            float& a = v[i * stride];
+            float& b = v[i * stride + offset];
+            const float x0 = a, x1 = b;
+            a = x0 * c - x1 * s;
+            b = x0 * s + x1 * c;
         }
     }
 }

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "gguf/gguf_file.hpp"
-#include "model/llama_config.hpp"
-#include "model/llama_forward.hpp"
-#include "model/llama_weights.hpp"
+#include "model/config.hpp"
+#include "model/decoder.hpp"
+#include "model/weights.hpp"
 #include "support/shared_data.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -52,13 +52,13 @@ std::vector<ReferenceCase> read_reference() {
 struct Loaded {
     explicit Loaded(const std::string& path)
         : file(ember::gguf::File::open(path)),
-          config(ember::model::LlamaConfig::from_gguf(file)),
-          weights(ember::model::LlamaWeights::from_gguf(file, config)),
+          config(ember::model::ModelConfig::from_gguf(file)),
+          weights(ember::model::ModelWeights::from_gguf(file, config)),
           forward(config, weights) {}
     ember::gguf::File file;
-    ember::model::LlamaConfig config;
-    ember::model::LlamaWeights weights;
-    ember::model::LlamaForward forward;
+    ember::model::ModelConfig config;
+    ember::model::ModelWeights weights;
+    ember::model::Decoder forward;
 };
 
 int argmax(std::span<const float> v) {

@@ -42,7 +42,11 @@ TEST_CASE("rope: rotating by -d moves a key from position p to p - d", "[shift]"
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     for (const std::int64_t n_rot : {16, 8}) {
+        for (const auto style : {ember::model::RopeStyle::normal, ember::model::RopeStyle::neox})
         for (const bool factors : {false, true}) {
+            ember::model::RopeParams rope;
+            rope.style = style;
+            rope.n_rot = n_rot;
             std::vector<float> ff;
             if (factors) {
                 for (std::int64_t i = 0; i < n_rot / 2; ++i) ff.push_back(1.0f + 0.5f * static_cast<float>(i));
@@ -52,12 +56,12 @@ TEST_CASE("rope: rotating by -d moves a key from position p to p - d", "[shift]"
             std::vector<float> cs(static_cast<std::size_t>(n_rot));
             for (const auto& [p, d] : {std::pair{40, 20}, {63, 31}, {1000, 500}, {7, 7}}) {
                 auto at_p = raw, at_new = raw;
-                ember::model::rope_angles(cs.data(), p, n_rot, 10000.0f, ff);
-                ember::model::rope_apply(at_p.data(), n_heads, head_dim, n_rot, cs.data());
-                ember::model::rope_angles(cs.data(), -d, n_rot, 10000.0f, ff);
-                ember::model::rope_apply(at_p.data(), n_heads, head_dim, n_rot, cs.data());
-                ember::model::rope_angles(cs.data(), p - d, n_rot, 10000.0f, ff);
-                ember::model::rope_apply(at_new.data(), n_heads, head_dim, n_rot, cs.data());
+                ember::model::rope_angles(cs.data(), p, rope, ff);
+                ember::model::rope_apply(at_p.data(), n_heads, head_dim, n_rot, style, cs.data());
+                ember::model::rope_angles(cs.data(), -d, rope, ff);
+                ember::model::rope_apply(at_p.data(), n_heads, head_dim, n_rot, style, cs.data());
+                ember::model::rope_angles(cs.data(), p - d, rope, ff);
+                ember::model::rope_apply(at_new.data(), n_heads, head_dim, n_rot, style, cs.data());
                 CHECK(session_test::max_abs_diff(at_p, at_new) < 1e-3f);
                 // Values past n_rot are untouched.
                 for (std::int64_t h = 0; h < n_heads; ++h) {
@@ -229,8 +233,8 @@ TEST_CASE("context shift on the cache: layer-0 keys equal a fresh pass at the ne
         REQUIRE(static_cast<int>(kept.size()) == n_left);
 
         ember::model::KvCache shifted = full, moved = full, fresh(c, 64);
-        std::vector<float> cs(static_cast<std::size_t>(c.n_rot));
-        ember::model::shift_context(shifted, c, impl.weights.rope_freq_factors, 64, n_keep, n_discard, cs);
+        std::vector<float> cs(static_cast<std::size_t>(2 * c.n_rot()));
+        ember::model::shift_context(shifted, c, impl.weights.rope_factors(64, c), 64, n_keep, n_discard, cs);
         moved.move_down(n_keep + n_discard, n_keep, n_left - n_keep);  // no re-rotation
         run(fresh, kept, 0, scratch);
 

@@ -1,0 +1,238 @@
+#include "model/decoder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/dispatch.hpp"
+#include "kernels/float_ops.hpp"
+#include "kernels/matmul.hpp"
+#include "model/rope.hpp"
+#include "runtime/fail.hpp"
+#include "runtime/parallel.hpp"
+
+namespace ember::model {
+namespace {
+
+std::size_t sz(std::int64_t n) { return static_cast<std::size_t>(n); }
+
+// y[i][j] += b[j] for n rows of b.size() values, `stride` apart.
+void add_bias(float* y, const std::vector<float>& b, std::int64_t n, std::int64_t stride) {
+    if (b.empty()) return;
+    const auto w = static_cast<std::int64_t>(b.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t j = 0; j < w; ++j) y[i * stride + j] += b[sz(j)];
+    }
+}
+
+// RMSNorm of n rows of `width` values in place (no-op without weights).
+void norm_rows(float* x, const std::vector<float>& weight, std::int64_t n, std::int64_t width, float eps) {
+    if (weight.empty()) return;
+    for (std::int64_t i = 0; i < n; ++i) kernels::rmsnorm(x + i * width, x + i * width, weight.data(), width, eps);
+}
+
+}  // namespace
+
+ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std::int64_t n_batch,
+                               std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads)
+    : n_batch_(n_batch), n_ctx_(n_ctx), n_logit_rows_(n_logit_rows),
+      n_vocab_(w.output.n_rows()), n_threads_(std::max(n_threads, 1)) {
+    const std::int64_t wide = std::max(c.n_embd, c.n_embd_q());
+    bool fused_qkv = false, fused_gate_up = false;
+    for (const auto& l : w.layers) {
+        fused_qkv = fused_qkv || l.fused_qkv();
+        fused_gate_up = fused_gate_up || l.fused_gate_up();
+    }
+    x_.resize(sz(n_batch * c.n_embd));
+    xn_.resize(sz(n_batch * wide));
+    q_.resize(sz(n_batch * wide));
+    k_.resize(sz(n_batch * c.n_embd_kv()));
+    v_.resize(sz(n_batch * c.n_embd_kv()));
+    if (fused_qkv) qkv_.resize(sz(n_batch * (c.n_embd_q() + 2 * c.n_embd_kv())));
+    gate_.resize(sz(n_batch * c.n_ff * (fused_gate_up ? 2 : 1)));
+    up_.resize(sz(n_batch * c.n_ff));
+    rope_.resize(sz(n_batch * 2 * c.n_rot()));
+    scores_.resize(sz(n_threads_ * (c.n_head / std::max<std::int64_t>(c.n_head_kv, 1)) * n_ctx));
+    out_rows_.resize(sz(n_logit_rows * c.n_embd));
+    logits_.resize(sz(n_logit_rows * n_vocab_));
+    std::size_t mm = 0;
+    for (const auto* m : w.matrices()) {
+        const std::int64_t rows = (m == &w.output) ? n_logit_rows : n_batch;
+        mm = std::max(mm, kernels::matmul_scratch_bytes(*m, rows));
+    }
+    matmul_.resize(mm);
+}
+
+bool Decoder::run(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
+                  ForwardScratch& s, int n_threads, const std::function<bool()>& cancel) const {
+    const auto n = static_cast<std::int64_t>(rows.size());
+    EMBER_ASSERT(n > 0 && n <= s.n_batch_);
+    n_threads = std::clamp(n_threads, 1, s.n_threads_);
+    const std::int64_t n_embd = c_.n_embd;
+    std::int64_t n_out = 0;
+    for (const auto& r : rows) n_out += r.logits ? 1 : 0;
+    EMBER_ASSERT(n_out <= s.n_logit_rows_);
+
+    embed(rows, caches, s);
+    for (std::int64_t il = 0; il < c_.n_layer; ++il) {
+        if (cancel && cancel()) return false;
+        const LayerWeights& l = w_.layers[sz(il)];
+        attention_block(l, il, rows, caches, s, n_threads);
+        ffn_block(l, n, s, n_threads);
+    }
+
+    std::int64_t o = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (!rows[sz(i)].logits) continue;
+        kernels::rmsnorm(&s.out_rows_[sz(o * n_embd)], &s.x_[sz(i * n_embd)],
+                         w_.output_norm.data(), n_embd, c_.rms_eps);
+        ++o;
+    }
+    if (n_out == 0) return true;
+    kernels::matmul(w_.output, s.out_rows_.data(), n_out, s.logits_.data(), w_.output.n_rows(),
+                    s.matmul_, n_threads);
+    if (c_.final_softcap > 0.0f) {
+        // As llama.cpp: scale by 1/cap, tanh, scale by cap.
+        const float inv = 1.0f / c_.final_softcap;
+        for (std::int64_t i = 0; i < n_out * s.n_vocab_; ++i) {
+            s.logits_[sz(i)] = std::tanh(s.logits_[sz(i)] * inv) * c_.final_softcap;
+        }
+    }
+    return true;
+}
+
+void Decoder::embed(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
+                    ForwardScratch& s) const {
+    const auto n = static_cast<std::int64_t>(rows.size());
+    const std::int64_t n_rot = c_.n_rot();
+    for (std::int64_t i = 0; i < n; ++i) {
+        const BatchRow& r = rows[sz(i)];
+        float* x = &s.x_[sz(i * c_.n_embd)];
+        kernels::dequantize_row(*w_.token_embd, r.token, x);
+        if (c_.embed_scale != 1.0f) {
+            for (std::int64_t j = 0; j < c_.n_embd; ++j) x[j] *= c_.embed_scale;
+        }
+        const KvCache& cache = *caches[sz(r.seq)];
+        const auto factors = w_.rope_factors(cache.n_ctx(), c_);
+        float* cs = &s.rope_[sz(i * 2 * n_rot)];
+        rope_angles(cs, r.pos, c_.rope, factors);
+        if (c_.n_swa > 0) rope_angles(cs + n_rot, r.pos, c_.rope_local, factors);
+    }
+    if (c_.n_swa == 0) return;
+    // Sliding layers keep only the recent rows: make room for each sequence's rows (consecutive
+    // positions) before any is written.
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::int32_t seq = rows[sz(i)].seq;
+        bool seen = false;
+        for (std::int64_t j = 0; j < i && !seen; ++j) seen = rows[sz(j)].seq == seq;
+        if (seen) continue;
+        std::int32_t first = rows[sz(i)].pos, last = first;
+        for (std::int64_t j = i; j < n; ++j) {
+            if (rows[sz(j)].seq != seq) continue;
+            first = std::min(first, rows[sz(j)].pos);
+            last = std::max(last, rows[sz(j)].pos);
+        }
+        caches[sz(seq)]->reserve(first, last);
+    }
+}
+
+void Decoder::attention_block(const LayerWeights& l, std::int64_t il, std::span<const BatchRow> rows,
+                              std::span<KvCache* const> caches, ForwardScratch& s, int n_threads) const {
+    const auto n = static_cast<std::int64_t>(rows.size());
+    const std::int64_t n_embd = c_.n_embd, n_q = c_.n_embd_q(), n_kv = c_.n_embd_kv();
+    const std::int64_t hd = c_.head_dim, n_rot = c_.n_rot();
+    for (std::int64_t i = 0; i < n; ++i) {
+        kernels::rmsnorm(&s.xn_[sz(i * n_embd)], &s.x_[sz(i * n_embd)], l.attn_norm.data(),
+                         n_embd, c_.rms_eps);
+    }
+    if (l.fused_qkv()) {
+        const std::int64_t w = n_q + 2 * n_kv;
+        kernels::matmul(l.wqkv, s.xn_.data(), n, s.qkv_.data(), w, s.matmul_, n_threads);
+        for (std::int64_t i = 0; i < n; ++i) {
+            const float* src = &s.qkv_[sz(i * w)];
+            std::copy_n(src, n_q, &s.q_[sz(i * n_q)]);
+            std::copy_n(src + n_q, n_kv, &s.k_[sz(i * n_kv)]);
+            std::copy_n(src + n_q + n_kv, n_kv, &s.v_[sz(i * n_kv)]);
+        }
+    } else {
+        const kernels::MatmulJob qkv[] = {{&l.wq, s.q_.data(), n_q},
+                                           {&l.wk, s.k_.data(), n_kv},
+                                           {&l.wv, s.v_.data(), n_kv}};
+        kernels::matmul_many(qkv, s.xn_.data(), n, s.matmul_, n_threads);
+    }
+    add_bias(s.q_.data(), l.bq, n, n_q);
+    add_bias(s.k_.data(), l.bk, n, n_kv);
+    add_bias(s.v_.data(), l.bv, n, n_kv);
+    norm_rows(s.q_.data(), l.q_norm, n * c_.n_head, hd, c_.rms_eps);
+    norm_rows(s.k_.data(), l.k_norm, n * c_.n_head_kv, hd, c_.rms_eps);
+
+    const bool local = c_.is_local(il);
+    const bool prescale = c_.attn_scale_at == ScaleAt::queries;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const BatchRow& r = rows[sz(i)];
+        const float* cs = &s.rope_[sz((i * 2 + (local ? 1 : 0)) * n_rot)];
+        float* q = &s.q_[sz(i * n_q)];
+        rope_apply(q, c_.n_head, hd, n_rot, c_.rope.style, cs);
+        rope_apply(&s.k_[sz(i * n_kv)], c_.n_head_kv, hd, n_rot, c_.rope.style, cs);
+        if (prescale) {
+            for (std::int64_t j = 0; j < n_q; ++j) q[j] *= c_.attn_scale;
+        }
+        KvCache& cache = *caches[sz(r.seq)];
+        std::copy_n(&s.k_[sz(i * n_kv)], n_kv, cache.k(il, r.pos));
+        std::copy_n(&s.v_[sz(i * n_kv)], n_kv, cache.v(il, r.pos));
+    }
+    attend(rows, caches, il, s, n_threads);  // writes xn_ [n][n_q]
+    kernels::matmul(l.wo, s.xn_.data(), n, s.q_.data(), n_embd, s.matmul_, n_threads);  // q_ reused
+    add_bias(s.q_.data(), l.bo, n, n_embd);
+    norm_rows(s.q_.data(), l.post_attn_norm, n, n_embd, c_.rms_eps);
+    for (std::int64_t i = 0; i < n * n_embd; ++i) s.x_[sz(i)] += s.q_[sz(i)];
+}
+
+void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
+                     std::int64_t layer, ForwardScratch& s, int n_threads) const {
+    const std::int64_t n = static_cast<std::int64_t>(rows.size());
+    const std::int64_t hd = c_.head_dim, n_q = c_.n_embd_q(), n_kv = c_.n_embd_kv();
+    const std::int64_t group = c_.n_head / c_.n_head_kv;
+    const float scale = c_.attn_scale_at == ScaleAt::queries ? 1.0f : c_.attn_scale;
+    const kernels::AttendFn attend = kernels::float_kernels().attend;
+    // One task per (row, key/value head): the `group` query heads sharing it run together.
+    parallel_for(n * c_.n_head_kv, n_threads, 1, [&](std::int64_t begin, std::int64_t end, int worker) {
+        float* scores = &s.scores_[sz(worker * group * s.n_ctx_)];
+        for (std::int64_t task = begin; task < end; ++task) {
+            const std::int64_t i = task / c_.n_head_kv, kvh = task % c_.n_head_kv;
+            const BatchRow& r = rows[sz(i)];
+            const KvCache::Span kv = caches[sz(r.seq)]->attend_span(layer, r.pos);
+            const std::int64_t h0 = kvh * group;
+            attend(&s.q_[sz(i * n_q + h0 * hd)], group, hd, kv.k + kvh * hd, kv.v + kvh * hd, n_kv,
+                   kv.n, scale, &s.xn_[sz(i * n_q + h0 * hd)], scores);
+        }
+    });
+}
+
+void Decoder::ffn_block(const LayerWeights& l, std::int64_t n, ForwardScratch& s, int n_threads) const {
+    const std::int64_t n_embd = c_.n_embd, n_ff = c_.n_ff;
+    for (std::int64_t i = 0; i < n; ++i) {
+        kernels::rmsnorm(&s.xn_[sz(i * n_embd)], &s.x_[sz(i * n_embd)], l.ffn_norm.data(),
+                         n_embd, c_.rms_eps);
+    }
+    float* act = nullptr;  // [n][n_ff] input of the down projection
+    if (l.fused_gate_up()) {
+        // One projection: each row holds the gate values, then the up values.
+        kernels::matmul(l.w_up, s.xn_.data(), n, s.gate_.data(), 2 * n_ff, s.matmul_, n_threads);
+        for (std::int64_t i = 0; i < n; ++i) {
+            const float* g = &s.gate_[sz(i * 2 * n_ff)];
+            kernels::swiglu(&s.up_[sz(i * n_ff)], g, g + n_ff, n_ff);
+        }
+        act = s.up_.data();
+    } else {
+        const kernels::MatmulJob gate_up[] = {{&l.w_gate, s.gate_.data(), n_ff},
+                                               {&l.w_up, s.up_.data(), n_ff}};
+        kernels::matmul_many(gate_up, s.xn_.data(), n, s.matmul_, n_threads);
+        kernels::swiglu(s.gate_.data(), s.gate_.data(), s.up_.data(), n * n_ff);
+        act = s.gate_.data();
+    }
+    kernels::matmul(l.w_down, act, n, s.xn_.data(), n_embd, s.matmul_, n_threads);
+    norm_rows(s.xn_.data(), l.post_ffw_norm, n, n_embd, c_.rms_eps);
+    for (std::int64_t i = 0; i < n * n_embd; ++i) s.x_[sz(i)] += s.xn_[sz(i)];
+}
+
+}  // namespace ember::model

@@ -1,0 +1,82 @@
+// The decoder: one forward pass for every architecture (model/arch.hpp says which parts a model
+// uses), over a batch of (token, position, sequence) rows.
+//
+//   embed (x sqrt(n_embd)) -> [rmsnorm -> q,k,v (fused or not, + biases) -> q/k head norms
+//     -> RoPE (normal or NEOX; local layers their own base) -> kv cache -> attention (causal,
+//     grouped-query, sliding window on local layers, soft-capped scores) -> o (+ bias)
+//     -> post-attention norm -> +res -> rmsnorm -> gate,up (fused or not) -> SwiGLU or GeGLU
+//     -> down -> post-ffw norm -> +res] x n_layer -> rmsnorm -> logits (soft-capped)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "model/batch.hpp"
+#include "model/config.hpp"
+#include "model/kv_cache.hpp"
+#include "model/weights.hpp"
+
+namespace ember::model {
+
+/// Every buffer one forward pass needs, sized once for at most `n_batch` rows, `n_ctx` cached
+/// positions and `n_threads` workers, so that run() never allocates.
+class ForwardScratch {
+public:
+    ForwardScratch() = default;
+    ForwardScratch(const ModelConfig& c, const ModelWeights& w, std::int64_t n_batch,
+                   std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads);
+
+    std::int64_t n_batch() const noexcept { return n_batch_; }
+    std::int64_t n_logit_rows() const noexcept { return n_logit_rows_; }
+    /// Logits written by the last run: one row of n_vocab per batch row that asked for them.
+    std::span<const float> logits(std::int64_t i) const noexcept {
+        return {logits_.data() + i * n_vocab_, static_cast<std::size_t>(n_vocab_)};
+    }
+
+private:
+    friend class Decoder;
+    std::int64_t n_batch_ = 0, n_ctx_ = 0, n_logit_rows_ = 0, n_vocab_ = 0;
+    int n_threads_ = 1;
+    std::vector<float> x_;       // [n_batch][n_embd] residual stream
+    std::vector<float> xn_;      // [n_batch][max(n_embd, n_embd_q)] normed input / attention output
+    std::vector<float> q_;       // [n_batch][max(n_embd_q, n_embd)] queries, then projections
+    std::vector<float> k_;       // [n_batch][n_embd_kv]
+    std::vector<float> v_;       // [n_batch][n_embd_kv]
+    std::vector<float> qkv_;     // [n_batch][n_embd_q + 2 n_embd_kv] fused projection (or empty)
+    std::vector<float> gate_;    // [n_batch][n_ff] (2 n_ff when gate and up are fused)
+    std::vector<float> up_;      // [n_batch][n_ff]
+    std::vector<float> rope_;    // [n_batch][2][n_rot] cos/sin per row: global, local layers
+    std::vector<float> scores_;  // [n_threads][n_head / n_head_kv][n_ctx] attention scores per worker
+    std::vector<float> out_rows_;  // [n_logit_rows][n_embd] rows that want logits
+    std::vector<float> logits_;  // [n_logit_rows][n_vocab]
+    std::vector<std::byte> matmul_;  // kernel scratch (quantized activations)
+};
+
+class Decoder {
+public:
+    Decoder(const ModelConfig& config, const ModelWeights& weights) : c_(config), w_(weights) {}
+
+    /// Runs the rows through the model, writing their keys and values into caches[row.seq]
+    /// and logits for rows with `logits` set (in row order) into the scratch. Rows must fit the
+    /// scratch and caches (checked by the caller); the rows of one sequence hold consecutive
+    /// positions. `cancel` is polled between layers; returns false if it asked to stop (the
+    /// caches then hold partial, ignorable entries).
+    bool run(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
+             ForwardScratch& s, int n_threads, const std::function<bool()>& cancel) const;
+
+private:
+    void embed(std::span<const BatchRow> rows, std::span<KvCache* const> caches, ForwardScratch& s) const;
+    void attention_block(const LayerWeights& l, std::int64_t layer, std::span<const BatchRow> rows,
+                         std::span<KvCache* const> caches, ForwardScratch& s, int n_threads) const;
+    void attend(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
+                std::int64_t layer, ForwardScratch& s, int n_threads) const;
+    void ffn_block(const LayerWeights& l, std::int64_t n, ForwardScratch& s, int n_threads) const;
+
+    const ModelConfig& c_;
+    const ModelWeights& w_;
+};
+
+}  // namespace ember::model

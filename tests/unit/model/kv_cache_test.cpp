@@ -1,0 +1,153 @@
+// The KV cache: sliding-window layers keep only what their queries read, and every query reads
+// the same rows as from a cache that keeps every position, also across compaction, context
+// shifts and save/restore into caches of other sizes.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/kv_cache.hpp"
+
+using ember::model::KvCache;
+
+namespace {
+
+// Three layers, the first and last with a window of 5; two kv heads of 4 values.
+ember::model::ModelConfig sliding_config() {
+    ember::model::ModelConfig c;
+    c.n_layer = 3;
+    c.n_head = 4;
+    c.n_head_kv = 2;
+    c.head_dim = 4;
+    c.n_swa = 5;
+    c.local = {1, 0, 1};
+    return c;
+}
+
+// What the test wrote: the token id written at each position (positions move in a shift).
+struct Model {
+    std::vector<int> ids;  // id at position p
+    float value(std::int64_t layer, int id, std::int64_t j, bool key) const {
+        return static_cast<float>(layer * 100000 + id * 10 + j) * (key ? 1.0f : -1.0f);
+    }
+};
+
+void write(KvCache& cache, Model& m, std::int64_t first, std::int64_t n, int& next_id) {
+    cache.reserve(first, first + n - 1);
+    m.ids.resize(static_cast<std::size_t>(first));
+    for (std::int64_t p = first; p < first + n; ++p) {
+        const int id = next_id++;
+        m.ids.push_back(id);
+        for (std::int64_t il = 0; il < cache.n_layer(); ++il) {
+            for (std::int64_t j = 0; j < cache.n_embd_kv(); ++j) {
+                cache.k(il, p)[j] = m.value(il, id, j, true);
+                cache.v(il, p)[j] = m.value(il, id, j, false);
+            }
+        }
+    }
+}
+
+// Every query at [first, end) reads exactly the rows of its window, in position order.
+void check_reads(const KvCache& cache, const Model& m, std::int64_t first, std::int64_t end) {
+    for (std::int64_t il = 0; il < cache.n_layer(); ++il) {
+        for (std::int64_t p = first; p < end; ++p) {
+            const auto span = cache.attend_span(il, p);
+            const std::int64_t w = cache.window(il);
+            const std::int64_t lo = w == 0 ? 0 : std::max<std::int64_t>(0, p - w + 1);
+            REQUIRE(span.n == p - lo + 1);
+            for (std::int64_t r = 0; r < span.n; ++r) {
+                const int id = m.ids[static_cast<std::size_t>(lo + r)];
+                for (std::int64_t j = 0; j < cache.n_embd_kv(); ++j) {
+                    const auto at = static_cast<std::size_t>(r * cache.n_embd_kv() + j);
+                    REQUIRE(span.k[at] == m.value(il, id, j, true));
+                    REQUIRE(span.v[at] == m.value(il, id, j, false));
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("sliding layers keep the window: reads equal a full cache's", "[kv]") {
+    const auto c = sliding_config();
+    for (const std::int64_t n_pinned : {0, 3}) {
+        KvCache cache(c, 200, 4, n_pinned);
+        CHECK(cache.capacity(0) < 200);
+        CHECK(cache.capacity(1) == 200);
+        CHECK(cache.capacity(0) == cache.capacity(2));
+        Model m;
+        int id = 0;
+        std::int64_t pos = 0;
+        for (const std::int64_t n : {4, 1, 3, 1, 1, 2, 4, 4, 4, 4, 1, 1, 1, 1, 3, 4, 2, 4, 4, 4, 4, 4, 4, 4, 4}) {
+            write(cache, m, pos, n, id);
+            check_reads(cache, m, pos, pos + n);
+            pos += n;
+        }
+        CHECK(cache.base() > n_pinned);  // rows were dropped and the run compacted
+        CHECK(cache.rewind_limit() > 0);
+        CHECK_THROWS_WITH(cache.reserve(0, 0), Catch::Contains("sliding-window cache"));
+    }
+}
+
+TEST_CASE("context shift of a sliding cache keeps the pinned rows and the window", "[kv][shift]") {
+    const auto c = sliding_config();
+    const std::int64_t n_keep = 3;
+    for (const std::int64_t n_past : {9, 24, 40}) {  // before and after the run dropped rows
+        KvCache cache(c, 64, 2, n_keep);
+        Model m;
+        int id = 0;
+        for (std::int64_t p = 0; p < n_past; p += 2) write(cache, m, p, std::min<std::int64_t>(2, n_past - p), id);
+        for (const std::int64_t discard : {std::int64_t{1}, std::int64_t{6}, (n_past - n_keep) / 2}) {
+            KvCache shifted = cache;
+            Model ms = m;
+            shifted.move_down(n_keep + discard, n_keep, n_past - n_keep - discard);
+            ms.ids.erase(ms.ids.begin() + n_keep, ms.ids.begin() + n_keep + discard);
+            // Writing continues at the new end; every query reads its window (the pinned rows
+            // included once the window reaches back to them).
+            const std::int64_t end = n_past - discard;
+            int next = 1000;
+            for (std::int64_t p = end; p < end + 12; p += 2) {
+                write(shifted, ms, p, 2, next);
+                check_reads(shifted, ms, p, p + 2);
+            }
+        }
+    }
+}
+
+TEST_CASE("a sliding cache restores into caches of other sizes", "[kv][state]") {
+    const auto c = sliding_config();
+    KvCache saved(c, 64, 4, 2);
+    Model m;
+    int id = 0;
+    for (std::int64_t p = 0; p < 40; p += 4) write(saved, m, p, 4, id);
+    std::vector<KvCache::Held> held;
+    for (std::int64_t il = 0; il < 3; ++il) held.push_back(saved.held(il, 40));
+    CHECK(held[0].tail_begin > held[0].prefix_end);  // a gap: the run dropped rows
+    CHECK(held[1].prefix_end == 40);                  // the global layer holds all
+
+    for (const std::int64_t n_batch : {1, 4, 64}) {
+        CAPTURE(n_batch);
+        KvCache restored(c, 64, n_batch, 2);
+        const std::int64_t base = restored.restore_base(held, 40, "state");
+        restored.adopt(base);
+        for (std::int64_t il = 0; il < 3; ++il) {
+            for (std::int64_t p = 0; p < 40; ++p) {
+                const bool in_saved = p < held[static_cast<std::size_t>(il)].prefix_end ||
+                                      p >= held[static_cast<std::size_t>(il)].tail_begin;
+                if (!in_saved || !restored.holds(il, p)) continue;
+                std::copy_n(saved.k(il, p), c.n_embd_kv(), restored.k(il, p));
+                std::copy_n(saved.v(il, p), c.n_embd_kv(), restored.v(il, p));
+            }
+        }
+        check_reads(restored, m, 39, 40);
+        Model mr = m;
+        int next = 500;
+        write(restored, mr, 40, 1, next);
+        check_reads(restored, mr, 40, 41);
+    }
+    // A session pinning more rows than were kept cannot take the state.
+    KvCache wider(c, 64, 4, 10);
+    CHECK_THROWS_WITH(wider.restore_base(held, 40, "state.bin"), Catch::Contains("state.bin") && Catch::Contains("layer 0"));
+}
