@@ -167,6 +167,19 @@ public:
     /// logits yet (nothing prefilled) and passes on the Sampler's and on_token's exceptions.
     GenerateResult generate(Sampler& sampler, const GenerateOptions& options = {});
 
+    /// Keeps the first `n` tokens and forgets the rest (edit and regenerate, speculative
+    /// rollback); 0 <= n <= n_past(), else throws ember::Error. Afterwards logits() predict what
+    /// follows token n - 1: they are copied from the last forward pass when it computed them
+    /// (SessionOptions::logits_all and token n - 1 in the last chunk), else recomputed by running
+    /// token n - 1 again (one decode step; its cache entry is rewritten with identical values,
+    /// since a row's results never depend on its batch). So truncating and then continuing gives
+    /// exactly what a fresh session given the same tokens gives (after a context shift, the kept
+    /// keys were re-rotated, so equal up to rounding). truncate(n_past()) changes nothing and
+    /// truncate(0) is reset() without resetting metrics. Returns Status::cancelled when the
+    /// cancel callback stopped the recomputation (nothing changed then), else Status::ok. The
+    /// text stream restarts; metrics are kept.
+    Status truncate(int n);
+
     /// Logits (one per vocabulary entry) after the last token processed; empty before any.
     std::span<const float> logits() const noexcept;
 

@@ -60,6 +60,7 @@ Status Session::Impl::run_chunk(const Token* chunk, int n) {
         return Status::cancelled;  // the cache holds ignorable entries past n_past
     }
     tokens.insert(tokens.end(), chunk, chunk + n);
+    logit_rows_pos = n_past;
     n_past += n;
     n_logit_rows = options.logits_all ? n : 1;
     const auto last = scratch.logits(n_logit_rows - 1);
@@ -140,6 +141,39 @@ Status Session::decode(Token token) {
         s.metrics.decode_seconds += seconds_since(t0);
     }
     return status;
+}
+
+Status Session::truncate(int n) {
+    Impl& s = *impl_;
+    if (n < 0 || n > s.n_past) {
+        fail("Session::truncate(" + std::to_string(n) + "): the session holds " + std::to_string(s.n_past) +
+             " tokens");
+    }
+    if (n == s.n_past) return Status::ok;
+    if (n > 0) {
+        const int row = n - 1 - s.logit_rows_pos;  // the last chunk's logits of token n - 1, if kept
+        if (s.options.logits_all && row >= 0 && row < s.n_logit_rows) {
+            const auto kept = s.scratch.logits(row);
+            std::copy(kept.begin(), kept.end(), s.logits.begin());
+        } else {
+            // Token n - 1 again at its position: its keys and values come out bitwise the same,
+            // so rewriting them changes nothing even when a cancel stops the pass midway.
+            s.rows[0] = {s.tokens[static_cast<std::size_t>(n - 1)], n - 1, 0, true};
+            model::KvCache* caches[] = {&s.cache};
+            if (!s.model_impl->forward.run(std::span(s.rows.data(), 1), caches, s.scratch, s.n_threads,
+                                           s.cancel)) {
+                return Status::cancelled;
+            }
+            const auto fresh = s.scratch.logits(0);
+            std::copy(fresh.begin(), fresh.end(), s.logits.begin());
+        }
+    }
+    s.tokens.resize(static_cast<std::size_t>(n));
+    s.n_past = n;
+    s.n_logit_rows = 0;
+    s.has_logits = n > 0;
+    s.stream->reset();
+    return Status::ok;
 }
 
 std::span<const float> Session::logits() const noexcept {

@@ -35,6 +35,7 @@ struct Session::Impl {
     std::shared_ptr<const detail::ModelImpl> model_impl;
     SessionOptions options;
     int n_ctx = 0, n_threads = 1, n_batch = 1, n_past = 0, n_logit_rows = 0;
+    int logit_rows_pos = 0;  // position of the first row of the last chunk (logits_all rows)
     model::KvCache cache;
     model::ForwardScratch scratch;
     std::vector<model::BatchRow> rows;  // [n_batch]
