@@ -168,7 +168,9 @@ public:
     GenerateResult generate(Sampler& sampler, const GenerateOptions& options = {});
 
     /// Keeps the first `n` tokens and forgets the rest (edit and regenerate, speculative
-    /// rollback); 0 <= n <= n_past(), else throws ember::Error. Afterwards logits() predict what
+    /// rollback); 0 <= n <= n_past(), else throws ember::Error (also when sliding-window layers
+    /// already dropped what position n - 1 reads: Gemma-style models keep only a window and a
+    /// batch behind the last position). Afterwards logits() predict what
     /// follows token n - 1: they are copied from the last forward pass when it computed them
     /// (SessionOptions::logits_all and token n - 1 in the last chunk), else recomputed by running
     /// token n - 1 again (one decode step; its cache entry is rewritten with identical values,

@@ -150,6 +150,11 @@ Status Session::truncate(int n) {
              " tokens");
     }
     if (n == s.n_past) return Status::ok;
+    if (n > 0 && n - 1 < s.cache.rewind_limit()) {
+        fail("Session::truncate(" + std::to_string(n) + "): the sliding-window layers no longer hold what "
+             "position " + std::to_string(n - 1) + " reads (truncate to " + std::to_string(s.cache.rewind_limit() + 1) +
+             " tokens or more)");
+    }
     if (n > 0) {
         const int row = n - 1 - s.logit_rows_pos;  // the last chunk's logits of token n - 1, if kept
         if (s.options.logits_all && row >= 0 && row < s.n_logit_rows) {
@@ -172,6 +177,7 @@ Status Session::truncate(int n) {
     s.n_past = n;
     s.n_logit_rows = 0;
     s.has_logits = n > 0;
+    if (n == 0) s.cache.clear();
     s.stream->reset();
     return Status::ok;
 }

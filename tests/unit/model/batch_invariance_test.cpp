@@ -73,7 +73,7 @@ TEST_CASE("forward: logits of a row do not depend on its batch, its chunk or the
         // Reference: each sequence alone, one token per pass, one thread.
         std::vector<std::vector<std::vector<float>>> alone;
         for (const auto& s : seqs) {
-            std::vector<KvCache> caches(1, KvCache(runner.m.config, kCtx));
+            std::vector<KvCache> caches(1, KvCache(runner.m.config, kCtx, kCtx));
             std::vector<BatchRow> rows;
             for (std::size_t p = 0; p < s.size(); ++p) rows.push_back({s[p], static_cast<std::int32_t>(p), 0, true});
             alone.push_back(runner.run(rows, caches, 1, 1));
@@ -101,7 +101,7 @@ TEST_CASE("forward: logits of a row do not depend on its batch, its chunk or the
                 }
                 if (!any) break;
             }
-            std::vector<KvCache> caches(static_cast<std::size_t>(c.n_seq), KvCache(runner.m.config, kCtx));
+            std::vector<KvCache> caches(static_cast<std::size_t>(c.n_seq), KvCache(runner.m.config, kCtx, kCtx));
             const auto got = runner.run(rows, caches, c.chunk, c.threads);
             for (std::size_t i = 0; i < rows.size(); ++i) {
                 const auto& want = alone[static_cast<std::size_t>(where[i].first)][static_cast<std::size_t>(where[i].second)];
