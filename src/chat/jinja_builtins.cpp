@@ -58,6 +58,7 @@ std::string indent_text(const std::string& s, const std::string& pad, bool first
         for (std::size_t i = 0; i < lines.size(); ++i) {
             if (i) rv += "\n" + pad;
             rv += lines[i];
+            sandbox_check_text(rv.size());
         }
     } else if (!lines.empty()) {
         rv = lines[0];
@@ -65,6 +66,7 @@ std::string indent_text(const std::string& s, const std::string& pad, bool first
             rv += "\n";
             if (!lines[i].empty()) rv += pad;
             rv += lines[i];
+            sandbox_check_text(rv.size());
         }
     }
     if (first) rv = pad + rv;
@@ -311,6 +313,11 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
             fail("tojson: custom separators are not supported");
         bool ensure_ascii = r.get_bool(0, "ensure_ascii", false);
         bool sort_keys = r.get_bool(3, "sort_keys", false);
+        // Indentation repeats per item and level, and escapes take up to 6 bytes per byte: refuse
+        // before dumping when the text could not fit in a few times the limit.
+        const Weight w = value.weight();
+        const std::uint64_t bound = w.items * (static_cast<std::uint64_t>(std::max(indent, 0)) * (w.depth + 1) + 32) + 6 * w.bytes;
+        if (bound > 8 * static_cast<std::uint64_t>(limits.max_output_bytes)) check_size(limits, limits.max_output_bytes + 1);
         return checked(to_json_text(value, indent, ensure_ascii, sort_keys));
     }
     if (name == "items") {

@@ -489,6 +489,8 @@ private:
 
 std::string render(const Template& tpl, const std::vector<std::pair<std::string, Value>>& context,
                    const RenderOptions& options) {
+    // Values created from here on are accounted against the limits (jinja_sandbox.hpp).
+    SandboxScope sandbox(options.limits);
     return Interpreter(context, options).run(tpl);
 }
 

@@ -1,6 +1,8 @@
 // Renders a parsed Jinja template. The interpreter is a sandbox: templates can only read the
 // values they are given and call the built-in filters, tests and globals; there is no file,
-// network or environment access, and loops, macro recursion and output size are bounded.
+// network or environment access. Loops, macro recursion and the output are bounded, and so is
+// every string, list and dict a render creates, one by one and in total, whichever operation
+// made it (see jinja_sandbox.hpp for the limits and where they are enforced).
 #pragma once
 
 #include <functional>

@@ -79,6 +79,7 @@ std::vector<Value> iterate(const Value& v) {
         }
         case Value::Kind::string: {
             const std::string& s = v.as_string();
+            sandbox_check_items(codepoint_count(s));
             auto off = codepoint_offsets(s);
             std::vector<Value> chars;
             for (std::size_t i = 0; i + 1 < off.size(); ++i) chars.emplace_back(s.substr(off[i], off[i + 1] - off[i]));

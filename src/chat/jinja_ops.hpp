@@ -12,14 +12,6 @@
 
 namespace ember::jinja {
 
-/// Resource limits of one render (documented in docs/chat-templates.md).
-struct RenderLimits {
-    std::size_t max_output_bytes = std::size_t{16} << 20;  ///< Output and any single string.
-    std::uint64_t max_loop_iterations = 1'000'000;         ///< Total over all loops of a render.
-    int max_call_depth = 64;                               ///< Nested macro calls.
-    std::int64_t max_range = 100'000;                      ///< Longest range() / list built.
-};
-
 /// Throws when a string or list would exceed the limits.
 void check_size(const RenderLimits& limits, std::size_t bytes_or_items);
 

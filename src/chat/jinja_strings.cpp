@@ -1,7 +1,9 @@
 #include "chat/jinja_strings.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "runtime/fail.hpp"
 
@@ -56,11 +58,13 @@ std::vector<std::string> py_split(std::string_view s, const std::optional<std::s
                 std::size_t e = s.size();
                 while (e > i && py_is_space_char(s[e - 1])) --e;
                 out.emplace_back(s.substr(i, e - i));
+                sandbox_check_items(out.size());
                 return out;
             }
             std::size_t j = i;
             while (j < s.size() && !py_is_space_char(s[j])) ++j;
             out.emplace_back(s.substr(i, j - i));
+            sandbox_check_items(out.size());
             i = j;
         }
         return out;
@@ -71,6 +75,7 @@ std::vector<std::string> py_split(std::string_view s, const std::optional<std::s
         std::size_t p = s.find(*sep, start);
         if (p == std::string_view::npos) break;
         out.emplace_back(s.substr(start, p - start));
+        sandbox_check_items(out.size());
         start = p + sep->size();
     }
     out.emplace_back(s.substr(start));
@@ -89,12 +94,14 @@ std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::
                 std::size_t b = 0;
                 while (b < e && py_is_space_char(s[b])) ++b;
                 rev.emplace_back(s.substr(b, e - b));
+                sandbox_check_items(rev.size());
                 e = 0;
                 break;
             }
             std::size_t b = e;
             while (b > 0 && !py_is_space_char(s[b - 1])) --b;
             rev.emplace_back(s.substr(b, e - b));
+            sandbox_check_items(rev.size());
             e = b;
         }
     } else {
@@ -105,6 +112,7 @@ std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::
             std::size_t p = s.rfind(*sep, end - sep->size());
             if (p == std::string_view::npos) break;
             rev.emplace_back(s.substr(p + sep->size(), end - p - sep->size()));
+            sandbox_check_items(rev.size());
             end = p;
         }
         rev.emplace_back(s.substr(0, end));
@@ -198,6 +206,7 @@ std::vector<std::string> py_splitlines(std::string_view s) {
         char c = s[i];
         if (c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= '\x1c' && c <= '\x1e')) {
             out.emplace_back(s.substr(start, i - start));
+            sandbox_check_items(out.size());
             if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
             start = ++i;
         } else {
@@ -243,23 +252,31 @@ std::string apply_spec(const Value& v, std::string_view spec) {
         ++i;
     }
     std::size_t width = 0;
-    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') width = width * 10 + static_cast<std::size_t>(spec[i++] - '0');
+    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') {
+        width = width * 10 + static_cast<std::size_t>(spec[i++] - '0');
+        if (width > kMaxFormatWidth) fail("format width larger than " + std::to_string(kMaxFormatWidth));
+    }
     int precision = -1;
     if (i < spec.size() && spec[i] == '.') {
         ++i;
         precision = 0;
-        while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') precision = precision * 10 + (spec[i++] - '0');
+        while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') {
+            precision = precision * 10 + (spec[i++] - '0');
+            if (precision > static_cast<int>(kMaxFormatWidth))
+                fail("format precision larger than " + std::to_string(kMaxFormatWidth));
+        }
     }
     char type = i < spec.size() ? spec[i] : '\0';
     std::string body;
     if (type == 'f' || type == 'F' || type == 'e' || type == 'g' || type == '%') {
         double d = v.is_number() ? v.to_double() : 0.0;
         if (type == '%') d *= 100;
-        char buf[64];
+        // Room for every digit: up to 309 before the point, `precision` after it.
+        std::vector<char> buf(static_cast<std::size_t>(std::max(precision, 6)) + 400);
         char t = type == '%' ? 'f' : type;
         std::string f = "%." + std::to_string(precision < 0 ? 6 : precision) + t;
-        std::snprintf(buf, sizeof(buf), f.c_str(), d);
-        body = buf;
+        std::snprintf(buf.data(), buf.size(), f.c_str(), d);
+        body = buf.data();
         if (type == '%') body += '%';
     } else if (type == 'd') {
         body = v.is_number() ? std::to_string(static_cast<long long>(v.is_float() ? v.as_float() : static_cast<double>(v.is_bool() ? v.as_bool() : v.as_int()))) : v.str();
@@ -273,9 +290,9 @@ std::string apply_spec(const Value& v, std::string_view spec) {
             auto off = codepoint_offsets(body);
             if (static_cast<std::size_t>(precision) + 1 < off.size()) body.resize(off[static_cast<std::size_t>(precision)]);
         } else if (precision >= 0 && v.is_float()) {
-            char buf[64];
-            std::snprintf(buf, sizeof(buf), "%.*g", precision, v.as_float());
-            body = buf;
+            std::vector<char> buf(static_cast<std::size_t>(precision) + 400);
+            std::snprintf(buf.data(), buf.size(), "%.*g", precision, v.as_float());
+            body = buf.data();
         }
     }
     std::size_t n = codepoint_count(body);
@@ -332,6 +349,7 @@ std::string py_format(std::string_view fmt, const CallArgs& args) {
             if (!v) fail("KeyError: '" + std::string(field) + "'");
         }
         out += apply_spec(*v, spec);
+        sandbox_check_text(out.size());
         i = close;
     }
     return out;
@@ -361,18 +379,23 @@ std::string py_percent_format(std::string_view fmt, const std::vector<Value>& ar
             ++i;
             while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') precision += fmt[i++];
         }
+        // Widths and precisions beyond kMaxFormatWidth are refused (snprintf would truncate).
+        if (width.size() > 5 || precision.size() > 6 || (!width.empty() && std::stoul(width) > kMaxFormatWidth) ||
+            (precision.size() > 1 && std::stoul(precision.substr(1)) > kMaxFormatWidth))
+            fail("format width or precision larger than " + std::to_string(kMaxFormatWidth));
+        std::vector<char> buffer(2 * kMaxFormatWidth + 512);
+        char* const buf = buffer.data();
         if (i >= fmt.size()) fail("incomplete format");
         char type = fmt[i];
         if (next >= args.size()) fail("not enough arguments for format string");
         const Value& v = args[next++];
         std::string spec = "%" + flags + width + precision;
-        char buf[128];
         switch (type) {
             case 's':
             case 'r': {
                 std::string s = type == 's' ? v.str() : v.repr();
                 std::string f = spec + "s";
-                std::vector<char> big(s.size() + 128);
+                std::vector<char> big(s.size() + kMaxFormatWidth + 128);
                 std::snprintf(big.data(), big.size(), f.c_str(), s.c_str());
                 out += big.data();
                 break;
@@ -381,7 +404,7 @@ std::string py_percent_format(std::string_view fmt, const std::vector<Value>& ar
             case 'i': {
                 if (!v.is_number()) fail("%d format: a real number is required, not " + v.type_name());
                 long long n = v.is_float() ? static_cast<long long>(v.as_float()) : (v.is_bool() ? v.as_bool() : v.as_int());
-                std::snprintf(buf, sizeof(buf), (spec + "lld").c_str(), n);
+                std::snprintf(buf, buffer.size(), (spec + "lld").c_str(), n);
                 out += buf;
                 break;
             }
@@ -389,7 +412,7 @@ std::string py_percent_format(std::string_view fmt, const std::vector<Value>& ar
             case 'X':
             case 'o': {
                 if (!v.is_int()) fail("%x format: an integer is required, not " + v.type_name());
-                std::snprintf(buf, sizeof(buf), (spec + "ll" + type).c_str(), static_cast<long long>(v.as_int()));
+                std::snprintf(buf, buffer.size(), (spec + "ll" + type).c_str(), static_cast<long long>(v.as_int()));
                 out += buf;
                 break;
             }
@@ -400,12 +423,13 @@ std::string py_percent_format(std::string_view fmt, const std::vector<Value>& ar
             case 'g':
             case 'G': {
                 if (!v.is_number()) fail("must be real number, not " + v.type_name());
-                std::snprintf(buf, sizeof(buf), (spec + type).c_str(), v.to_double());
+                std::snprintf(buf, buffer.size(), (spec + type).c_str(), v.to_double());
                 out += buf;
                 break;
             }
             default: fail(std::string("unsupported format character '") + type + "'");
         }
+        sandbox_check_text(out.size());
     }
     if (next < args.size()) fail("not all arguments converted during string formatting");
     return out;

@@ -1,5 +1,6 @@
 #include "chat/jinja_value.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -13,18 +14,76 @@ const Value* Dict::find(std::string_view key) const {
     return nullptr;
 }
 
+namespace {
+
+// Adds a child's deep weight to a container's.
+void add_child(Weight& w, const Weight& child) {
+    w.items += child.items;
+    w.bytes += child.bytes;
+    w.depth = std::max(w.depth, child.depth + 1);
+    w.has_namespace = w.has_namespace || child.has_namespace;
+}
+
+Weight items_weight(const std::vector<std::pair<std::string, Value>>& items) {
+    Weight w;
+    w.depth = 1;
+    w.items = items.size();
+    for (const auto& [k, v] : items) {
+        w.bytes += k.size();
+        add_child(w, v.weight());
+    }
+    return w;
+}
+
+}  // namespace
+
 void Dict::set(const std::string& key, Value value) {
+    const Weight vw = value.weight();
+    if (kind == Kind::namespace_object && vw.has_namespace)
+        fail("a namespace attribute cannot hold a namespace or loop object (the sandbox forbids reference cycles)");
+    bool replaced = false;
     for (auto& [k, v] : items) {
         if (k == key) {
             v = std::move(value);
-            return;
+            replaced = true;
+            break;
         }
     }
-    items.emplace_back(key, std::move(value));
+    if (replaced) {
+        weight = items_weight(items);
+    } else {
+        items.emplace_back(key, std::move(value));
+        weight.depth = std::max(weight.depth, 1);
+        weight.items += 1;
+        weight.bytes += key.size();
+        add_child(weight, vw);
+    }
+    sandbox_new_container(weight, 1);
+}
+
+std::shared_ptr<const std::string> Value::new_string(std::string s) {
+    sandbox_new_string(s.size());
+    return std::make_shared<const std::string>(std::move(s));
+}
+
+Weight Value::weight() const {
+    switch (kind()) {
+        case Kind::string: return Weight{0, as_string().size(), 0, false};
+        case Kind::list: return as_list()->weight;
+        case Kind::dict:
+            // A namespace or loop object is opaque: it is one item of its container.
+            if (as_dict()->kind != Dict::Kind::plain) return Weight{0, 0, 1, true};
+            return as_dict()->weight;
+        default: return Weight{};
+    }
 }
 
 Value make_list(std::vector<Value> items, bool is_tuple) {
     auto l = std::make_shared<List>();
+    l->weight.depth = 1;
+    l->weight.items = items.size();
+    for (const auto& v : items) add_child(l->weight, v.weight());
+    sandbox_new_container(l->weight, items.size());
     l->items = std::move(items);
     l->is_tuple = is_tuple;
     return Value(std::move(l));
@@ -32,6 +91,8 @@ Value make_list(std::vector<Value> items, bool is_tuple) {
 
 Value make_dict(std::vector<std::pair<std::string, Value>> items) {
     auto d = std::make_shared<Dict>();
+    d->weight = items_weight(items);
+    sandbox_new_container(d->weight, items.size());
     d->items = std::move(items);
     return Value(std::move(d));
 }
@@ -108,37 +169,56 @@ std::string Value::str() const {
     }
 }
 
-std::string Value::repr() const {
-    switch (kind()) {
-        case Kind::undefined: return "Undefined";
-        case Kind::string: return repr_string(as_string());
-        case Kind::list: {
-            const auto& l = *as_list();
-            std::string out = l.is_tuple ? "(" : "[";
+namespace {
+
+// repr() into `out`, failing once `out` passes `limit` bytes: a list may hold one namespace many
+// times, and a namespace's attributes may change after the list was made, so the list's weight
+// alone does not bound its text.
+void repr_into(const Value& v, std::string& out, std::size_t limit) {
+    switch (v.kind()) {
+        case Value::Kind::list: {
+            const auto& l = *v.as_list();
+            out += l.is_tuple ? "(" : "[";
             for (std::size_t i = 0; i < l.items.size(); ++i) {
                 if (i) out += ", ";
-                out += l.items[i].repr();
+                repr_into(l.items[i], out, limit);
             }
             if (l.is_tuple && l.items.size() == 1) out += ",";
             out += l.is_tuple ? ")" : "]";
-            return out;
+            break;
         }
-        case Kind::dict: {
-            const auto& d = *as_dict();
-            std::string out = d.kind == Dict::Kind::namespace_object ? "<Namespace {" : "{";
-            if (d.kind == Dict::Kind::loop) return "<LoopContext>";
+        case Value::Kind::dict: {
+            const auto& d = *v.as_dict();
+            if (d.kind == Dict::Kind::loop) {
+                out += "<LoopContext>";
+                break;
+            }
+            out += d.kind == Dict::Kind::namespace_object ? "<Namespace {" : "{";
             for (std::size_t i = 0; i < d.items.size(); ++i) {
                 if (i) out += ", ";
                 out += repr_string(d.items[i].first);
                 out += ": ";
-                out += d.items[i].second.repr();
+                repr_into(d.items[i].second, out, limit);
             }
             out += d.kind == Dict::Kind::namespace_object ? "}>" : "}";
-            return out;
+            break;
         }
-        case Kind::callable: return "<function " + as_callable()->name + ">";
-        default: return str();
+        case Value::Kind::undefined: out += "Undefined"; break;
+        case Value::Kind::string: out += repr_string(v.as_string()); break;
+        case Value::Kind::callable: out += "<function " + v.as_callable()->name + ">"; break;
+        default: out += v.str(); break;
     }
+    if (out.size() > limit)
+        fail("printed value longer than the template limit (" + std::to_string(limit) + " bytes)");
+}
+
+}  // namespace
+
+std::string Value::repr() const {
+    const RenderLimits* limits = active_limits();
+    std::string out;
+    repr_into(*this, out, limits ? limits->max_output_bytes : static_cast<std::size_t>(-1));
+    return out;
 }
 
 std::string Value::type_name() const {

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "chat/jinja_sandbox.hpp"
 #include "chat/json.hpp"
 
 namespace ember::jinja {
@@ -44,8 +45,10 @@ public:
     Value(int i) : v_(static_cast<std::int64_t>(i)) {}
     Value(std::int64_t i) : v_(i) {}
     Value(double d) : v_(d) {}
-    Value(std::string s) : v_(std::move(s)) {}
-    Value(const char* s) : v_(std::string(s)) {}
+    /// Strings are immutable and shared: copying a Value never copies its text. A new string
+    /// is accounted against the active render's limits (jinja_sandbox.hpp).
+    Value(std::string s) : v_(new_string(std::move(s))) {}
+    Value(const char* s) : Value(std::string(s)) {}
     Value(std::shared_ptr<List> l) : v_(std::move(l)) {}
     Value(std::shared_ptr<Dict> d) : v_(std::move(d)) {}
     Value(std::shared_ptr<Callable> c) : v_(std::move(c)) {}
@@ -66,7 +69,7 @@ public:
     bool as_bool() const { return std::get<bool>(v_); }
     std::int64_t as_int() const { return std::get<std::int64_t>(v_); }
     double as_float() const { return std::get<double>(v_); }
-    const std::string& as_string() const { return std::get<std::string>(v_); }
+    const std::string& as_string() const { return *std::get<std::shared_ptr<const std::string>>(v_); }
     const std::shared_ptr<List>& as_list() const { return std::get<std::shared_ptr<List>>(v_); }
     const std::shared_ptr<Dict>& as_dict() const { return std::get<std::shared_ptr<Dict>>(v_); }
     const std::shared_ptr<Callable>& as_callable() const {
@@ -84,26 +87,35 @@ public:
     std::string repr() const;
     /// The Python type name for messages ("str", "int", "dict", "NoneType", ...).
     std::string type_name() const;
+    /// Deep size: a namespace or loop object counts as one opaque item.
+    Weight weight() const;
 
 private:
     explicit Value(Undefined u) : v_(std::move(u)) {}
-    std::variant<Undefined, std::nullptr_t, bool, std::int64_t, double, std::string,
+    static std::shared_ptr<const std::string> new_string(std::string s);
+    std::variant<Undefined, std::nullptr_t, bool, std::int64_t, double, std::shared_ptr<const std::string>,
                  std::shared_ptr<List>, std::shared_ptr<Dict>, std::shared_ptr<Callable>>
         v_;
 };
 
+/// Lists are immutable once made (make_list); templates cannot call mutating methods.
 struct List {
     std::vector<Value> items;
     bool is_tuple = false;
+    Weight weight;  ///< of the whole list, set by make_list
 };
 
 /// A dict with string keys in insertion order. Also the type of namespace() and loop objects.
+/// Plain dicts are built by make_dict or set(); namespaces change through set() only.
 struct Dict {
     enum class Kind { plain, namespace_object, loop };
     std::vector<std::pair<std::string, Value>> items;
     Kind kind = Kind::plain;
+    Weight weight;  ///< of the items, kept by set() and make_dict
 
     const Value* find(std::string_view key) const;
+    /// Adds or replaces `key`, checked against the active render's limits; a namespace refuses
+    /// a value that holds a namespace or loop object (no reference cycles).
     void set(const std::string& key, Value value);
 };
 
