@@ -157,6 +157,31 @@ TEST_CASE("Q8_0 and Q4_0 quantization of stories260K reproduces llama.cpp's file
     fs::remove_all(dir);
 }
 
+TEST_CASE("every type of kq-f32 reproduces llama-quantize's file byte for byte", "[tools][quantize]") {
+    // ../shared/models/quant-ref: a random 2-layer llama whose rows are multiples of 256, and
+    // llama-quantize's output for each type with its default mixture (Q6_K output, use_more_bits
+    // attn_v/ffn_down in the _M types, Q5_K attn_v in Q4_K_S, ...). Same bytes means the same
+    // quantizer arithmetic, tensor types, tensor order, metadata order and alignment.
+    EMBER_REQUIRE_SHARED("models/quant-ref/kq-f32.gguf");
+    const auto dir = temp_dir();
+    const std::string in = ember_test::shared_file("models/quant-ref/kq-f32.gguf").string();
+    for (const char* type : {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K",
+                             "F16", "BF16"}) {
+        INFO(type);
+        const std::string ref = std::string("models/quant-ref/kq-") + type + ".gguf";
+        if (EMBER_SHARED_MISSING(ref)) continue;
+        const fs::path out = dir / (std::string("kq-") + type + ".gguf");
+        ember::tools::quantize_model(in, out.string(), file_type(type), quiet());
+        const auto ours = read_all(out);
+        const auto theirs = read_all(ember_test::shared_file(ref));
+        const auto diff = std::mismatch(ours.begin(), ours.end(), theirs.begin(), theirs.end());
+        INFO("sizes " << ours.size() << " and " << theirs.size() << ", first difference at byte "
+                      << (diff.first - ours.begin()));
+        CHECK(ours == theirs);
+    }
+    fs::remove_all(dir);
+}
+
 TEST_CASE("every quantization type of stories260K keeps the metadata, holds fresh quantizations and generates",
           "[tools][quantize]") {
     EMBER_REQUIRE_SHARED("models/stories260K.gguf");
