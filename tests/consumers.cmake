@@ -1,15 +1,13 @@
 # CMake consumer projects: one uses FetchContent on this checkout, one find_package on an
 # install prefix. They build ember again, so they are skipped in sanitizer builds.
-set(EMBER_CONSUMER_MODEL "")
-if(EXISTS "${EMBER_SHARED_DIR}/models/stories260K.gguf")
-  set(EMBER_CONSUMER_MODEL "${EMBER_SHARED_DIR}/models/stories260K.gguf")
-endif()
+# The model is resolved when the test runs (tests/cli/shared_data.cmake).
+set(EMBER_CONSUMER_MODEL "@SHARED@/models/stories260K.gguf")
 if(NOT EMBER_SANITIZE AND NOT EMBER_TSAN)
   foreach(kind fetch_content find_package)
     add_test(NAME consumer_${kind}
              COMMAND ${CMAKE_COMMAND} -DKIND=${kind} -DEMBER_SOURCE=${PROJECT_SOURCE_DIR}
                      -DEMBER_BUILD=${PROJECT_BINARY_DIR} -DWORK=${PROJECT_BINARY_DIR}/consumer-${kind}
-                     -DMODEL=${EMBER_CONSUMER_MODEL}
+                     -DMODEL=${EMBER_CONSUMER_MODEL} -DSHARED_DEFAULT=${EMBER_SHARED_DIR}
                      -P ${CMAKE_CURRENT_SOURCE_DIR}/consumers/run_consumer.cmake)
     set_tests_properties(consumer_${kind} PROPERTIES LABELS "consumer;no-sanitizer" TIMEOUT 900)
   endforeach()

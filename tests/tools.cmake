@@ -27,30 +27,53 @@ add_test(NAME quantize_missing_input
                  -DEXPECT=no_such_model.gguf -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_cli_error.cmake)
 set_tests_properties(quantize_bad_type quantize_missing_input PROPERTIES LABELS "tools;cli")
 
-set(EMBER_TOOLS_STORIES "${EMBER_SHARED_DIR}/models/stories260K.gguf")
-set(EMBER_TOOLS_PPL_REF "${EMBER_SHARED_DIR}/reference/stories-perplexity.txt")
-set(EMBER_TOOLS_TEXT "${EMBER_SHARED_DIR}/reference/stories.txt")
-if(EXISTS "${EMBER_TOOLS_STORIES}" AND EXISTS "${EMBER_TOOLS_PPL_REF}" AND EXISTS "${EMBER_TOOLS_TEXT}")
-  # Perplexity within 1% of llama.cpp's (every running value and the final one).
-  foreach(model stories260K stories260K-Q8_0 stories260K-Q4_0)
-    add_test(NAME perplexity_${model}
-             COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:ember-perplexity>
-                     -DMODEL=${EMBER_SHARED_DIR}/models/${model}.gguf -DNAME=${model}.gguf
-                     -DTEXT=${EMBER_TOOLS_TEXT} -DREFERENCE=${EMBER_TOOLS_PPL_REF}
-                     -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_perplexity.cmake)
-    set_tests_properties(perplexity_${model} PROPERTIES LABELS "tools;e2e")
-  endforeach()
-  add_test(NAME perplexity_text_too_short
-           COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:ember-perplexity>
-                   -DARGS=-m|${EMBER_TOOLS_STORIES}|-f|${EMBER_TOOLS_TEXT}|-c|512
-                   -DEXPECT=needs\ at\ least -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_cli_error.cmake)
-  # ember-bench smoke test in each output format.
-  foreach(format md csv json)
-    add_test(NAME bench_smoke_${format}
-             COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:ember-bench> -DMODEL=${EMBER_TOOLS_STORIES}
-                     -DFORMAT=${format} -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_bench.cmake)
-    set_tests_properties(bench_smoke_${format} PROPERTIES LABELS "tools;cli")
-  endforeach()
-else()
-  message(STATUS "ember: ${EMBER_SHARED_DIR} has no stories260K data: perplexity and bench tests skipped")
-endif()
+# End-to-end checks on shared data, resolved when the tests run (tests/cli/shared_data.cmake):
+# EMBER_SHARED_DIR in the environment wins; missing data fails in CI and skips elsewhere.
+set(EMBER_TOOLS_STORIES "@SHARED@/models/stories260K.gguf")
+set(EMBER_TOOLS_PPL_REF "@SHARED@/reference/stories-perplexity.txt")
+set(EMBER_TOOLS_TEXT "@SHARED@/reference/stories.txt")
+set(EMBER_SHARED_ARGS -DSHARED_DEFAULT=${EMBER_SHARED_DIR})
+# Perplexity against llama.cpp's, in parts per million of llama.cpp's value (final, running):
+# - F32: final 100 ppm (0.01%; measured 50: 3.9823 vs 3.9821). Running values 500 ppm: llama.cpp
+#   keeps its KV cache in F16 and ember in F32, which moves single log-probabilities by ~1e-3;
+#   the first value averages only 64 tokens (measured 308 ppm, 2.9172 vs 2.9181), the final 320.
+# - Q8_0: 5,000 ppm. Weights are bit-identical, but activations are quantized to int8 per block
+#   in other float orders, so a few roundings flip (measured 0.1%).
+# - Q4_0: 10,000 ppm. The same, with 4-bit weights amplifying each flip; the result depends on
+#   the ISA (scalar 4.2309, AVX2 4.2214, AVX-512 4.2370 against llama.cpp's 4.2237: up to 0.3%).
+set(EMBER_PPL_TOLERANCE_stories260K 100)
+set(EMBER_PPL_CHUNK_TOLERANCE_stories260K 500)
+set(EMBER_PPL_TOLERANCE_stories260K-Q8_0 5000)
+set(EMBER_PPL_CHUNK_TOLERANCE_stories260K-Q8_0 5000)
+set(EMBER_PPL_TOLERANCE_stories260K-Q4_0 10000)
+set(EMBER_PPL_CHUNK_TOLERANCE_stories260K-Q4_0 10000)
+foreach(model stories260K stories260K-Q8_0 stories260K-Q4_0)
+  add_test(NAME perplexity_${model}
+           COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+                   -DTOLERANCE_PPM=${EMBER_PPL_TOLERANCE_${model}}
+                   -DCHUNK_TOLERANCE_PPM=${EMBER_PPL_CHUNK_TOLERANCE_${model}}
+                   -DMODEL=@SHARED@/models/${model}.gguf -DNAME=${model}.gguf
+                   -DTEXT=${EMBER_TOOLS_TEXT} -DREFERENCE=${EMBER_TOOLS_PPL_REF}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_perplexity.cmake)
+  set_tests_properties(perplexity_${model} PROPERTIES LABELS "tools;e2e"
+                       SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+endforeach()
+add_test(NAME perplexity_text_too_short
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+                 -DARGS=-m|${EMBER_TOOLS_STORIES}|-f|${EMBER_TOOLS_TEXT}|-c|512
+                 -DEXPECT=needs\ at\ least -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_cli_error.cmake)
+set_tests_properties(perplexity_text_too_short PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+# ember-bench smoke test in each output format.
+foreach(format md csv json)
+  add_test(NAME bench_smoke_${format}
+           COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-bench> -DMODEL=${EMBER_TOOLS_STORIES}
+                   -DFORMAT=${format} -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_bench.cmake)
+  set_tests_properties(bench_smoke_${format} PROPERTIES LABELS "tools;cli"
+                       SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+endforeach()
+# ember-tokenize: ids, listing and --parse-special on stories260K.
+add_test(NAME tokenize_stories
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-tokenize>
+                 -DMODEL=${EMBER_TOOLS_STORIES} -DREFERENCE=@SHARED@/reference/stories260K-greedy.txt
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_tokenize.cmake)
+set_tests_properties(tokenize_stories PROPERTIES LABELS "tools;cli" SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")

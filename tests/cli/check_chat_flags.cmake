@@ -1,4 +1,6 @@
 # Command-line errors: exit 2 with one line naming the flag; runtime errors: exit 1.
+include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
+ember_resolve_shared(MODEL)
 function(expect_failure code needle)
   execute_process(COMMAND "${CHAT}" ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL ${code} OR NOT err MATCHES "${needle}")

@@ -1,5 +1,7 @@
 # ember-chat -n 200 --temp 0 on stories260K must print exactly llama.cpp's reference text for
 # every prompt of the F32 model in the reference file.
+include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
+ember_resolve_shared(MODEL REFERENCE)
 set(checked 0)
 # The TEXT blocks span several lines: read the raw file and split on the ### markers.
 file(READ "${REFERENCE}" raw)

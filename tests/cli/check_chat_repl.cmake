@@ -1,5 +1,7 @@
 # printf 'Hi\n/stats\n/exit\n' | ember-chat -m MODEL answers, prints stats and exits 0;
 # /save and /load round-trip a conversation; /reset and /help work.
+include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
+ember_resolve_shared(MODEL)
 set(input "${WORK}/chat_repl_input.txt")
 set(saved "${WORK}/chat_repl_saved.bin")
 file(WRITE "${input}" "Hi\n/stats\n/save ${saved}\n/reset\n/load ${saved}\n/stats\n/help\n/bogus\n/exit\nnever read\n")

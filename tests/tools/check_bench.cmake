@@ -1,4 +1,6 @@
 # Smoke test: ember-bench on a small model, -p 16 -n 8 -r 1, output FORMAT checked for shape.
+include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
+ember_resolve_shared(MODEL)
 execute_process(COMMAND "${TOOL}" -m "${MODEL}" -p 16 -n 8 -r 1 -t 2 --bw-mib 64 -o ${FORMAT}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

@@ -1,4 +1,16 @@
 # Runs TOOL with ARGS ('|'-separated) and expects exit code 1 with EXPECT in stderr.
+# With -DSHARED_DEFAULT=..., @SHARED@ in ARGS is the shared folder (tests/cli/shared_data.cmake).
+if(DEFINED SHARED_DEFAULT)
+  include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
+  string(REPLACE "|" ";" required "${ARGS}")
+  foreach(arg IN LISTS required)
+    if(arg MATCHES "@SHARED@")
+      set(path "${arg}")
+      ember_resolve_shared(path)
+    endif()
+  endforeach()
+  string(REPLACE "@SHARED@" "${EMBER_SHARED_RESOLVED}" ARGS "${ARGS}")
+endif()
 string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND "${TOOL}" ${args} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 1)

@@ -94,7 +94,7 @@ TEST_CASE("greedy ids match llama.cpp for every reference case", "[model][e2e]")
     REQUIRE(!cases.empty());
     for (const auto& c : cases) {
         const std::string rel = "models/" + c.model;
-        if (!ember_test::has_shared_file(rel)) continue;
+        if (EMBER_SHARED_MISSING(rel)) continue;
         Loaded m(ember_test::shared_file(rel).string());
         auto tok = ember::tokenizer::Tokenizer::from_gguf(m.file);
         const auto prompt = tok->encode(c.prompt, /*add_bos=*/true, /*parse_special=*/false);
@@ -116,7 +116,7 @@ TEST_CASE("prefill then decode gives the logits of token-by-token evaluation", "
     EMBER_REQUIRE_SHARED("models/stories260K.gguf");
     for (const char* name : {"models/stories260K.gguf", "models/stories260K-Q8_0.gguf",
                              "models/stories260K-Q4_0.gguf"}) {
-        if (!ember_test::has_shared_file(name)) continue;
+        if (EMBER_SHARED_MISSING(name)) continue;
         INFO(name);
         Loaded m(ember_test::shared_file(name).string());
         const std::vector<int> ids = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421};
