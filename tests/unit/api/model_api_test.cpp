@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -82,11 +83,15 @@ TEST_CASE("model info, tokenizer and greedy text", "[api][e2e]") {
         text += session.detokenize_stream(t);
         REQUIRE(session.decode(t) == ember::Status::ok);
     }
-    // llama.cpp's greedy ids after the prompt: 432 383 286 261 376 298 315.
-    std::string expected;
-    for (ember::Token t : {432, 383, 286, 261, 376, 298, 315}) expected += model.token_to_piece(t);
-    CHECK(text == expected);
-    CHECK(expected.rfind(", there was a little g", 0) == 0);
+    // llama.cpp's text for this prompt (reference/stories260K-greedy.txt) continues
+    // "Once upon a time, there was a little girl named Lily."; 7 tokens reach into "girl".
+    CHECK(text.rfind(", there was a little g", 0) == 0);
+    CHECK(text.size() < std::string(", there was a little girl named").size());
+    if (!EMBER_SHARED_MISSING("reference/stories260K-greedy.txt")) {
+        std::ifstream ref(ember_test::shared_file("reference/stories260K-greedy.txt"));
+        const std::string all((std::istreambuf_iterator<char>(ref)), std::istreambuf_iterator<char>());
+        CHECK(all.find("TEXT: Once upon a time" + text) != std::string::npos);
+    }
     CHECK(session.n_past() == 12);
     CHECK(session.tokens().size() == 12);
     const auto& m = session.metrics();
@@ -220,8 +225,21 @@ TEST_CASE("corrupted model files load or throw ember::Error, and loaded ones run
             const std::uint32_t v = static_cast<std::uint32_t>(rng() % 3 == 0 ? rng() : rng() % 1024);
             std::memcpy(&bytes[at], &v, 4);
         }
+        std::optional<ember::Model> loaded_model;
         try {
-            const auto model = ember::Model::load_from_memory(bytes.data(), bytes.size(), {.threads = 1});
+            loaded_model.emplace(ember::Model::load_from_memory(bytes.data(), bytes.size(), {.threads = 1}));
+        } catch (const ember::Error& e) {
+            // Load errors name the source and what was wrong (a key, tensor, byte offset or value).
+            const std::string msg = e.what();
+            INFO(msg);
+            CHECK(msg.rfind("<memory>: ", 0) == 0);
+            CHECK(msg.size() > std::string("<memory>: ").size() + 8);
+            ++rejected;
+            continue;
+        }
+        ++loaded;
+        const ember::Model& model = *loaded_model;
+        try {
             ember::Session session(model, {.context = 16, .threads = 1});
             auto ids = model.tokenize("Once upon a time");
             if (ids.size() > 8) ids.resize(8);
@@ -233,13 +251,14 @@ TEST_CASE("corrupted model files load or throw ember::Error, and loaded ones run
                     if (session.decode(t) != ember::Status::ok) break;
                 }
             }
-            ++loaded;
-        } catch (const ember::Error&) {
-            ++rejected;
+        } catch (const ember::Error& e) {
+            // Weights corrupted into NaN or infinity load; the sampler then names the bad logit.
+            CHECK_THAT(e.what(), Catch::Contains("logit of token") && Catch::Contains("NaN"));
         }
     }
     INFO("loaded " << loaded << ", rejected " << rejected);
-    CHECK(loaded + rejected == n_cases);
+    // Both outcomes occur (a corruption of weights loads, one of the header is rejected), and
+    // every rejection named what was wrong (checked in the catch above).
     CHECK(rejected > 0);
     CHECK(loaded > 0);
 }

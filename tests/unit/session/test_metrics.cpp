@@ -30,7 +30,8 @@ TEST_CASE("metrics: token counts, ttft, tokens per second, tpot", "[metrics]") {
     CHECK(m.prefill_seconds <= prefill_outside);
     CHECK(m.ttft_seconds > 0.0);
     CHECK(m.ttft_seconds <= m.prefill_seconds);
-    CHECK(m.prefill_tokens_per_second() == Approx(static_cast<double>(prompt.size()) / m.prefill_seconds));
+    // The rate is at least what the outside clock gives (its interval contains the inside one).
+    CHECK(m.prefill_tokens_per_second() >= static_cast<double>(prompt.size()) / prefill_outside);
     const double ttft = m.ttft_seconds;
 
     ember::Sampler sampler;
@@ -40,8 +41,11 @@ TEST_CASE("metrics: token counts, ttft, tokens per second, tpot", "[metrics]") {
     CHECK(m.generated_tokens == static_cast<std::int64_t>(r.tokens.size()));
     CHECK(m.decode_seconds > 0.0);
     CHECK(m.decode_seconds <= generate_outside);
-    CHECK(m.tpot_seconds() == Approx(m.decode_seconds / static_cast<double>(r.tokens.size())));
-    CHECK(m.decode_tokens_per_second() == Approx(1.0 / m.tpot_seconds()));
+    const auto n = static_cast<double>(r.tokens.size());
+    REQUIRE(n > 0);
+    CHECK(m.tpot_seconds() > 0.0);
+    CHECK(m.tpot_seconds() <= generate_outside / n);
+    CHECK(m.decode_tokens_per_second() >= n / generate_outside);
     CHECK(m.decode_tokens_per_second() > 10.0);  // stories260K is tiny: well above this anywhere
 
     // A second prefill adds to the counts but is not the first token any more.
@@ -57,4 +61,18 @@ TEST_CASE("metrics: token counts, ttft, tokens per second, tpot", "[metrics]") {
     CHECK(m.prefill_seconds == 0.0);
     CHECK(m.decode_seconds == 0.0);
     CHECK(m.ttft_seconds == 0.0);
+}
+
+TEST_CASE("metrics: rates from literal counts and times", "[metrics]") {
+    ember::Metrics m;
+    CHECK(m.prefill_tokens_per_second() == 0.0);  // no time yet: 0, not a division by zero
+    CHECK(m.decode_tokens_per_second() == 0.0);
+    CHECK(m.tpot_seconds() == 0.0);
+    m.prompt_tokens = 12;
+    m.prefill_seconds = 0.25;
+    m.generated_tokens = 40;
+    m.decode_seconds = 2.0;
+    CHECK(m.prefill_tokens_per_second() == 48.0);
+    CHECK(m.decode_tokens_per_second() == 20.0);
+    CHECK(m.tpot_seconds() == 0.05);
 }

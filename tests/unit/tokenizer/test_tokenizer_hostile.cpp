@@ -238,15 +238,22 @@ TEST_CASE("random corruption of a vocabulary never crashes", "[tokenizer][hostil
     for (int i = 0; i < 300; ++i) {
         auto bytes = good;
         for (int k = 0; k < 4; ++k) bytes[rng() % bytes.size()] = static_cast<std::uint8_t>(rng());
+        INFO("mutant " << i);
         try {
             const auto file = ember::gguf::File::from_copy(bytes.data(), bytes.size(), "fuzz.gguf");
             const auto tok = Tokenizer::from_gguf(file);
             const auto ids = tok->encode("hello ab", true, true);
+            // A vocabulary that loads only ever yields its own ids.
+            for (Token id : ids) CHECK((id >= 0 && id < tok->n_vocab()));
             (void)tok->decode(ids);
             ++loaded;
-        } catch (const ember::Error&) {
+        } catch (const ember::Error& e) {
+            // Every rejection names the file it came from.
+            CHECK_THAT(e.what(), Catch::Contains("fuzz.gguf"));
             ++errors;
         }
     }
-    CHECK(errors + loaded == 300);
+    // Both outcomes occur: value corruptions that stay valid, and structural ones.
+    CHECK(errors > 0);
+    CHECK(loaded > 0);
 }
