@@ -203,20 +203,31 @@ TEST_CASE("K-quant quantizers handle degenerate blocks", "[kquants]") {
         // The spike and its zero neighbours survive well.
         CHECK(y[2 * kQK_K + 77] == Approx(3.0f).epsilon(0.02));
         CHECK(std::fabs(y[2 * kQK_K + 78]) < 0.05f);
+        // Measured 0.0027 (Q4_K), 0.0015 (Q5_K), 0.0081 (Q6_K: no per-block minimum, so the
+        // all-negative ramp costs it more than the asymmetric types); bounds with ~25% margin.
+        const double bound = type == TensorType::Q4_K ? 0.0034 : type == TensorType::Q5_K ? 0.0019 : 0.010;
         CHECK(relative_rmse(std::vector<float>(x.begin() + kQK_K, x.end()),
-                            std::vector<float>(y.begin() + kQK_K, y.end())) < 0.05);
+                            std::vector<float>(y.begin() + kQK_K, y.end())) < bound);
     }
 }
 
 TEST_CASE("K-quant quantizers keep tiny and huge magnitudes", "[kquants]") {
     // Within the fp16 range of the super-scales (below about 1e-5 they underflow, as in ggml).
+    // From sigma 1e-2 up, each type keeps its round-trip bound above (the error is scale-free).
+    // At sigma 1e-4 the fp16 super-scale d falls into fp16's subnormal range (d is about 1e-7 for
+    // Q6_K, max|scale| / 128), whose absolute step of 6e-8 is then a large relative error:
+    // measured 0.084 (Q4_K), 0.054 (Q5_K), 0.088 (Q6_K), as in ggml.
     for (float sigma : {1e-4f, 1e-2f, 30.0f, 3000.0f}) {
         const auto x = gaussian(8 * kQK_K, 5, sigma);
         for (TensorType type : kWeightTypes) {
             const auto q = quantize(type, x);
             const auto y = dequantize(type, q.data(), static_cast<std::int64_t>(x.size()));
             INFO(ember::tensor_type_name(type) << " sigma " << sigma);
-            CHECK(relative_rmse(x, y) < 0.1);
+            const bool subnormal_scale = sigma < 1e-3f;
+            const double bound = type == TensorType::Q4_K   ? (subnormal_scale ? 0.095 : kMaxRelRmseQ4K)
+                                 : type == TensorType::Q5_K ? (subnormal_scale ? 0.062 : kMaxRelRmseQ5K)
+                                                            : (subnormal_scale ? 0.1 : kMaxRelRmseQ6K);
+            CHECK(relative_rmse(x, y) < bound);
         }
     }
     const auto tiny = gaussian(kQK_K, 6, 1e-7f);
