@@ -68,3 +68,29 @@ TEST_CASE("decode loop: no allocation after warm-up", "[alloc]") {
     g_counting = false;
     CHECK(g_allocations.load() == 0);
 }
+
+TEST_CASE("prefill: no allocation after warm-up, in one batch or in chunks", "[alloc]") {
+    EMBER_REQUIRE_SHARED(session_test::kModel);
+    const auto& model = session_test::stories();
+    const std::vector<ember::Token> prompt =
+        model.tokenize("Once upon a time, there was a little girl named Lily. She loved to play outside.");
+    REQUIRE(prompt.size() > 12);
+    for (const int batch : {512, 5}) {
+        for (const int threads : {1, 2}) {
+            CAPTURE(batch, threads);
+            ember::Session s(model, session_test::sopts(128, threads, batch));
+            // Warm-up: libgomp creates its threads on the first parallel region.
+            REQUIRE(s.prefill(prompt) == ember::Status::ok);
+            s.reset();
+            g_allocations = 0;
+            g_counting = true;
+            const ember::Status st = s.prefill(prompt);
+            // A second prefill after the first, continuing the same sequence.
+            const ember::Status st2 = s.prefill(std::span(prompt).first(4));
+            g_counting = false;
+            CHECK(st == ember::Status::ok);
+            CHECK(st2 == ember::Status::ok);
+            CHECK(g_allocations.load() == 0);
+        }
+    }
+}
