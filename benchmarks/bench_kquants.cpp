@@ -65,9 +65,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: bench_kquants [rows] [cols, multiple of 256] [reps]\n");
         return 1;
     }
-    std::printf("bench_kquants: %lld x %lld, detected ISA %s, avx-vnni %s\n",
-                static_cast<long long>(rows), static_cast<long long>(cols),
-                std::string(isa_name(detected_isa())).c_str(), kquant_has_avxvnni() ? "yes" : "no");
+    std::printf("bench_kquants: %lld x %lld, detected ISA %s\n", static_cast<long long>(rows),
+                static_cast<long long>(cols), std::string(isa_name(detected_isa())).c_str());
     std::printf("%-5s %-7s %7s %9s %9s %9s %11s %10s %10s\n", "type", "isa", "threads", "hot GB/s",
                 "cold GB/s", "cpu GB/s", "kernel GB/s", "us/matvec", "pp64 GOP/s");
 
@@ -102,7 +101,8 @@ int main(int argc, char** argv) {
         }
         std::vector<std::byte> scratch(matmul_scratch_bytes(mats[0], n_prefill));
 
-        for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+        for (int isa_id = 0; isa_id < kIsaCount; ++isa_id) {
+            const Isa isa = static_cast<Isa>(isa_id);
             if (!isa_available(isa)) continue;
             for (int threads : {1, 2}) {
                 const int hot_reps = isa == Isa::scalar ? std::max(1, reps / 10) : reps;

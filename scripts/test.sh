@@ -3,12 +3,27 @@
 # then builds the tests, examples and tools with ASan+UBSan and runs them again (the tools read
 # untrusted files too: quantize, perplexity, generate-model and template run under the sanitizers).
 #   scripts/test.sh             everything
-#   SKIP_SANITIZERS=1 scripts/test.sh   only the Release build
+#   SKIP_SANITIZERS=1 scripts/test.sh   no sanitizer builds
+#   SKIP_AARCH64=1 scripts/test.sh      no ARM64 cross build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+
+# ---- ARM64: cross build (scripts/build-aarch64.sh), kernel and end-to-end tests under qemu ------
+# Once on a CPU with dotprod and i8mm (qemu's "max") and once on one without (Cortex-A53), so both
+# the NEON and the dotprod paths run; cpu detection must pick the best path each CPU has.
+if [ "${SKIP_AARCH64:-0}" != 1 ]; then
+  aarch64_start=$(date +%s)
+  scripts/build-aarch64.sh build-aarch64 test_kernels test_kquants test_model ember-perplexity
+  for cpu in max:neon_i8mm cortex-a53:neon; do
+    EMBER_QEMU_CPU=${cpu%%:*} EMBER_EXPECT_ISA=${cpu##*:} \
+      ctest --test-dir build-aarch64 --output-on-failure -j "$(nproc)" \
+        -R '^(test_kernels|test_kquants|test_model|perplexity_stories260K.*)$'
+  done
+  echo "test.sh: aarch64 build and qemu tests took $(( $(date +%s) - aarch64_start )) s" >&2
+fi
 
 if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
   BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo \

@@ -1,12 +1,18 @@
-# Runs the kernel tests on an emulated AVX2-only CPU (Haswell) with EMBER_ISA=avx2: checks that
-# cpuid detection never picks AVX-512 there and that the AVX2 kernels use no newer instruction.
+# Runs the kernel and K-quant tests on an emulated AVX2-only CPU (Haswell: no AVX-VNNI, no
+# AVX-512) so the AVX2 paths run on a CPU that has nothing newer: cpuid detection must pick avx2
+# (EMBER_EXPECT_ISA, checked by test_kernels' dispatch test) and no kernel reached from there may
+# use a newer instruction (qemu raises SIGILL).
 find_program(EMBER_QEMU_X86_64 qemu-x86_64)
 # Not in sanitizer builds: ASan/TSan runtimes do not run under qemu-user.
-if(EMBER_QEMU_X86_64 AND TARGET test_kernels AND NOT EMBER_SANITIZE AND NOT EMBER_TSAN)
-  add_test(NAME test_kernels_qemu_haswell
-           COMMAND ${EMBER_QEMU_X86_64} -cpu Haswell $<TARGET_FILE:test_kernels>)
-  set_tests_properties(test_kernels_qemu_haswell PROPERTIES
-    ENVIRONMENT "EMBER_ISA=avx2;EMBER_EXPECT_AVX2_ONLY=1"
-    LABELS "unit;kernels;qemu"
-    TIMEOUT 600)
+if(EMBER_QEMU_X86_64 AND EMBER_ARCH STREQUAL "x86_64" AND NOT EMBER_SANITIZE AND NOT EMBER_TSAN)
+  foreach(module kernels kquants)
+    if(TARGET test_${module})
+      add_test(NAME test_${module}_qemu_haswell
+               COMMAND ${EMBER_QEMU_X86_64} -cpu Haswell $<TARGET_FILE:test_${module}>)
+      set_tests_properties(test_${module}_qemu_haswell PROPERTIES
+        ENVIRONMENT "EMBER_EXPECT_ISA=avx2"
+        LABELS "unit;${module};qemu"
+        TIMEOUT 600)
+    endif()
+  endforeach()
 endif()

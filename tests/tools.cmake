@@ -50,6 +50,7 @@ set(EMBER_PPL_CHUNK_TOLERANCE_stories260K-Q4_0 10000)
 foreach(model stories260K stories260K-Q8_0 stories260K-Q4_0)
   add_test(NAME perplexity_${model}
            COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+                   "-DEMULATOR=${CMAKE_CROSSCOMPILING_EMULATOR}"
                    -DTOLERANCE_PPM=${EMBER_PPL_TOLERANCE_${model}}
                    -DCHUNK_TOLERANCE_PPM=${EMBER_PPL_CHUNK_TOLERANCE_${model}}
                    -DMODEL=@SHARED@/models/${model}.gguf -DNAME=${model}.gguf

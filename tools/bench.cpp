@@ -21,9 +21,8 @@
 #include "ember/model.hpp"
 #include "ember/session.hpp"
 #include "kernels/dispatch.hpp"
-#include "kernels/kquant.hpp"
-#include "kernels/peak.hpp"
-#include "runtime/membench.hpp"
+#include "bench_support/peak.hpp"
+#include "bench_support/membench.hpp"
 #include "runtime/parallel.hpp"
 
 namespace {
@@ -84,16 +83,18 @@ Peak measure_int8_peak(int n_threads) {
     Peak p;
     std::int64_t (*fn)(std::int64_t, std::int32_t*) = peak_int8_scalar;
     p.kernel = "scalar imul";
+#if defined(__x86_64__)
     if (isa == Isa::avx512) {
         fn = peak_int8_avx512;
         p.kernel = "vpdpbusd zmm";
-    } else if (isa == Isa::avx2 && kquant_has_avxvnni()) {
+    } else if (isa == Isa::avx2_vnni) {
         fn = peak_int8_avx2_vnni;
         p.kernel = "vpdpbusd ymm";
     } else if (isa == Isa::avx2) {
         fn = peak_int8_avx2;
         p.kernel = "vpmaddubsw ymm";
     }
+#endif
     p.ops_per_second = run_peak(n_threads, [fn](std::int64_t it) {
         std::int32_t sink = 1;
         return fn(it, &sink);
@@ -107,13 +108,15 @@ Peak measure_f32_peak(int n_threads) {
     Peak p;
     std::int64_t (*fn)(std::int64_t, float*) = peak_f32_scalar;
     p.kernel = "scalar mul+add";
+#if defined(__x86_64__)
     if (isa == Isa::avx512) {
         fn = peak_f32_avx512;
         p.kernel = "vfmadd zmm";
-    } else if (isa == Isa::avx2) {
+    } else if (isa == Isa::avx2 || isa == Isa::avx2_vnni) {
         fn = peak_f32_avx2;
         p.kernel = "vfmadd ymm";
     }
+#endif
     p.ops_per_second = run_peak(n_threads, [fn](std::int64_t it) {
         float sink = 1.0f;
         return fn(it, &sink);
@@ -277,9 +280,8 @@ int main(int argc, char** argv) {
         }
         const std::string isa(ember::kernels::isa_name());
         if (isa_only) {
-            std::printf("active ISA: %s (detected: %s%s)\n", isa.c_str(),
-                        std::string(ember::kernels::isa_name(ember::kernels::detected_isa())).c_str(),
-                        ember::kernels::kquant_has_avxvnni() ? ", AVX-VNNI" : "");
+            std::printf("active ISA: %s (detected: %s)\n", isa.c_str(),
+                        std::string(ember::kernels::isa_name(ember::kernels::detected_isa())).c_str());
             return 0;
         }
         if (a.models.empty() || a.n_prompt < 0 || a.n_gen < 0 || a.threads <= 0 || a.reps <= 0 ||

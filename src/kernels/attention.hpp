@@ -15,14 +15,4 @@ using AttendFn = void (*)(const float* q, std::int64_t n_q, std::int64_t hd, con
                           const float* v, std::int64_t kv_stride, std::int64_t n_pos, float scale,
                           float* out, float* scores);
 
-namespace scalar {
-void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v,
-            std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores);
-}
-namespace avx512 {
-void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v,
-            std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores);
-void swiglu(float* out, const float* gate, const float* up, std::int64_t n);
-}
-
 }  // namespace ember::kernels

@@ -8,10 +8,6 @@
 #include <string>
 
 #include "kernels/dispatch.hpp"
-#include "kernels/fp16.hpp"
-#include "kernels/kquant_blocks.hpp"
-#include "kernels/packed.hpp"
-#include "kernels/quant_blocks.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
 
@@ -29,9 +25,9 @@ struct WeightMatrixAccess {
     }
 
     // Replaces the view by a packed copy (parallel over groups; the source is read once).
-    static void pack(WeightMatrix& w, const PackedKernels& k) {
+    static void pack(WeightMatrix& w, const PackedLayout& k) {
         const std::int64_t n_groups = (w.n_rows_ + kPackRows - 1) / kPackRows;
-        const std::size_t gb = packed_group_bytes(k, w.n_cols_);
+        const std::size_t gb = k.group_bytes(w.n_cols_);
         const std::size_t total = gb * static_cast<std::size_t>(n_groups);
         auto* buf = static_cast<std::uint8_t*>(::operator new(total, std::align_val_t{64}));
         std::shared_ptr<const void> owned(buf, [](const void* p) {
@@ -43,7 +39,7 @@ struct WeightMatrixAccess {
         parallel_for(n_groups, hardware_threads(), 1, [&](std::int64_t g0, std::int64_t g1, int) {
             for (std::int64_t g = g0; g < g1; ++g) {
                 const std::int64_t r0 = g * kPackRows;
-                pack_group(k, src + static_cast<std::size_t>(r0) * rb, rb,
+                k.pack_group(src + static_cast<std::size_t>(r0) * rb, rb,
                            std::min<std::int64_t>(kPackRows, n_rows - r0), n_cols,
                            buf + static_cast<std::size_t>(g) * gb);
             }
@@ -101,13 +97,14 @@ WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packi
              std::to_string(tensor.n_rows()) + " rows of " + std::to_string(row_bytes));
     }
     WeightMatrix w = WeightMatrixAccess::make(tensor, row_bytes);
-    const PackedKernels* pk = nullptr;
+    bool pack = false;
     if (packing == Packing::always) {
-        pk = packed_kernels(tensor.type, Isa::scalar);
-    } else if (packing == Packing::automatic && packing_enabled() && active_isa() != Isa::scalar) {
-        pk = packed_kernels_exact(tensor.type, active_isa());  // scalar stays the row-major reference
+        pack = k->packed != nullptr;
+    } else if (packing == Packing::automatic && packing_enabled()) {
+        const TypeKernels* active = type_kernels(tensor.type, active_isa());
+        pack = active->packed != nullptr && active->prefer_packed;
     }
-    if (pk != nullptr && w.n_rows() > 0) WeightMatrixAccess::pack(w, *pk);
+    if (pack && w.n_rows() > 0) WeightMatrixAccess::pack(w, *k->packed);
     return w;
 }
 
@@ -116,8 +113,13 @@ std::size_t matmul_scratch_bytes(const WeightMatrix& w, std::int64_t n_tokens) {
     const TypeKernels& k = kernels_for(w, Isa::scalar);
     const std::size_t a_row = row_bytes_of(k.act_type, w.n_cols());
     const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
-    std::size_t aux = 0;  // packed: block-major int8 activations, float da and int32 bias
-    if (w.packed()) aux = static_cast<std::size_t>(n_tokens * (w.n_cols() / kQK)) * (kQK + 8) + 2 * kScratchAlign;
+    std::size_t aux = 0;  // packed: block-major int8 activations, float da and int32 bias words
+    if (w.packed()) {
+        const PackedLayout& p = *k.packed;
+        const auto n_blk = static_cast<std::size_t>(n_tokens * (w.n_cols() / p.block_values));
+        aux = static_cast<std::size_t>(n_tokens * w.n_cols()) + n_blk * (4 + 4 * static_cast<std::size_t>(p.bias_words)) +
+              2 * kScratchAlign;
+    }
     return a_stride * static_cast<std::size_t>(n_tokens) + kScratchAlign + aux;
 }
 
@@ -128,45 +130,21 @@ namespace {
 // activations are prepared once, then all their row groups are claimed from one counter.
 constexpr int kMaxJobs = 4;
 
-void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, const PackedKernels& pk,
-                   const float* x, std::int64_t n_tokens, std::uint8_t* act, std::size_t a_stride,
-                   int n_threads) {
+void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, const float* x,
+                   std::int64_t n_tokens, std::uint8_t* act, std::size_t a_stride, int n_threads) {
     const WeightMatrix& w = *jobs[0].w;
-    const std::int64_t n = w.n_cols(), nb = n / pk.block_values;
-    const bool kq = pk.type == TensorType::Q4_K;
+    const PackedLayout& pl = *k.packed;
+    const std::int64_t n = w.n_cols(), nb = n / pl.block_values;
     const std::size_t n_blk = static_cast<std::size_t>(n_tokens * nb);
     auto* qa = reinterpret_cast<std::int8_t*>(act + a_stride * static_cast<std::size_t>(n_tokens));
     const std::size_t qa_bytes = static_cast<std::size_t>(n_tokens * n);
     auto* ad = reinterpret_cast<float*>(qa + (qa_bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
     auto* ab = reinterpret_cast<std::int32_t*>(ad + n_blk);
-    const std::int64_t bv = pk.block_values;
     parallel_for(n_tokens, n_threads, 1, [&](std::int64_t t0, std::int64_t t1, int) {
         for (std::int64_t t = t0; t < t1; ++t) {
             std::uint8_t* at = act + static_cast<std::size_t>(t) * a_stride;
             k.quantize_act(x + t * n, at, n);
-            for (std::int64_t b = 0; b < nb; ++b) {
-                const std::size_t i = static_cast<std::size_t>(b * n_tokens + t);
-                if (kq) {
-                    BlockQ8K blk;
-                    std::memcpy(&blk, at + b * sizeof(BlockQ8K), sizeof blk);
-                    std::memcpy(qa + i * kQK_K, blk.qs, kQK_K);
-                    ad[i] = blk.d;
-                    for (int p = 0; p < 4; ++p) {
-                        const std::int16_t s0 = static_cast<std::int16_t>(blk.bsums[4 * p] + blk.bsums[4 * p + 1]);
-                        const std::int16_t s1 = static_cast<std::int16_t>(blk.bsums[4 * p + 2] + blk.bsums[4 * p + 3]);
-                        std::int16_t pair[2] = {s0, s1};
-                        std::memcpy(ab + i * 4 + static_cast<std::size_t>(p), pair, 4);
-                    }
-                    continue;
-                }
-                BlockQ8_0 blk;
-                std::memcpy(&blk, at + b * sizeof(BlockQ8_0), sizeof blk);
-                std::int32_t sum = 0;
-                for (int j = 0; j < kQK; ++j) sum += blk.qs[j];
-                std::memcpy(qa + i * static_cast<std::size_t>(bv), blk.qs, kQK);
-                ad[i] = fp16_to_fp32(blk.d);
-                ab[i] = -pk.offset * sum;
-            }
+            pl.prepare_act(at, t, n_tokens, n, qa, ad, ab);
         }
     });
     // Row groups are claimed in chunks from a shared counter rather than split statically, so
@@ -195,7 +173,7 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, cons
             const std::int64_t g0 = (c - first[j]) * chunk[j];
             const std::int64_t g1 = std::min(n_groups[j], g0 + chunk[j]);
             const std::size_t gb = job.w->group_bytes();
-            pk.gemm(nb, job.w->data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
+            k.packed_gemm(nb, job.w->data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
                     job.w->n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens,
                     job.y + g0 * kPackRows, job.ldy);
         }
@@ -224,10 +202,9 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
     auto base = reinterpret_cast<std::uintptr_t>(scratch.data());
     auto* act = reinterpret_cast<std::uint8_t*>((base + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
     if (w.packed()) {
-        const PackedKernels* pk = packed_kernels(w.type(), isa);
-        EMBER_ASSERT(pk != nullptr);
+        EMBER_ASSERT(k.packed != nullptr && k.packed_gemm != nullptr);
         const MatmulJob job{&w, y, ldy};
-        matmul_packed(&job, 1, k, *pk, x, n_tokens, act, a_stride, n_threads);
+        matmul_packed(&job, 1, k, x, n_tokens, act, a_stride, n_threads);
         return;
     }
 
@@ -275,13 +252,12 @@ void matmul_many(std::span<const MatmulJob> jobs, const float* x, std::int64_t n
     const WeightMatrix& w = *jobs[0].w;
     const Isa isa = active_isa();
     const TypeKernels& k = kernels_for(w, isa);
-    const PackedKernels* pk = packed_kernels(w.type(), isa);
-    EMBER_ASSERT(pk != nullptr && scratch.size() >= matmul_scratch_bytes(w, n_tokens));
+    EMBER_ASSERT(k.packed_gemm != nullptr && scratch.size() >= matmul_scratch_bytes(w, n_tokens));
     const std::size_t a_row = row_bytes_of(k.act_type, w.n_cols());
     const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
     auto base = reinterpret_cast<std::uintptr_t>(scratch.data());
     auto* act = reinterpret_cast<std::uint8_t*>((base + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
-    matmul_packed(jobs.data(), static_cast<int>(jobs.size()), k, *pk, x, n_tokens, act, a_stride, n_threads);
+    matmul_packed(jobs.data(), static_cast<int>(jobs.size()), k, x, n_tokens, act, a_stride, n_threads);
 }
 
 void dequantize_row(const gguf::TensorInfo& tensor, std::int64_t row, float* dst) {

@@ -2,99 +2,121 @@
 
 #include <cstring>
 
+#include "kernels/fp16.hpp"
 #include "kernels/kquant_blocks.hpp"
 #include "kernels/quant_blocks.hpp"
 
 namespace ember::kernels {
 namespace {
 
-constexpr PackedKernels kScalarQ4_0{TensorType::Q4_0, 8, 4 * 64, 32, scalar::packed_gemm_q4_0};
-constexpr PackedKernels kScalarQ8_0{TensorType::Q8_0, 128, 8 * 64, 32, scalar::packed_gemm_q8_0};
-constexpr PackedKernels kScalarQ4_K{TensorType::Q4_K, 0, kPackQ4KBytes, 256, scalar::packed_gemm_q4_k};
-constexpr PackedKernels kAvx512Q4_0{TensorType::Q4_0, 8, 4 * 64, 32, avx512::packed_gemm_q4_0};
-constexpr PackedKernels kAvx512Q8_0{TensorType::Q8_0, 128, 8 * 64, 32, avx512::packed_gemm_q8_0};
-constexpr PackedKernels kAvx512Q4_K{TensorType::Q4_K, 0, kPackQ4KBytes, 256, avx512::packed_gemm_q4_k};
-
-}  // namespace
-
-const PackedKernels* packed_kernels_exact(TensorType type, Isa isa) noexcept {
-    switch (isa) {
-        case Isa::scalar:
-            if (type == TensorType::Q4_0) return &kScalarQ4_0;
-            if (type == TensorType::Q8_0) return &kScalarQ8_0;
-            if (type == TensorType::Q4_K) return &kScalarQ4_K;
-            return nullptr;
-        case Isa::avx512:
-            if (type == TensorType::Q4_0) return &kAvx512Q4_0;
-            if (type == TensorType::Q8_0) return &kAvx512Q8_0;
-            if (type == TensorType::Q4_K) return &kAvx512Q4_K;
-            return nullptr;
-        case Isa::avx2: return nullptr;
-    }
-    return nullptr;
-}
-
-const PackedKernels* packed_kernels(TensorType type, Isa isa) noexcept {
-    for (int i = static_cast<int>(isa); i >= 0; --i) {
-        if (const PackedKernels* k = packed_kernels_exact(type, static_cast<Isa>(i))) return k;
-    }
-    return nullptr;
-}
-
-std::size_t packed_group_bytes(const PackedKernels& k, std::int64_t n_cols) noexcept {
-    if (k.type == TensorType::Q4_K) return static_cast<std::size_t>(n_cols / kQK_K) * kPackQ4KBytes;
+template <class Block>
+std::size_t legacy_group_bytes(std::int64_t n_cols, std::size_t block_bytes) noexcept {
     const auto nb = static_cast<std::size_t>(n_cols / kQK);
-    const std::size_t bytes = nb * (k.block_bytes + kPackRows * sizeof(std::uint16_t));
+    const std::size_t bytes = nb * (block_bytes + kPackRows * sizeof(std::uint16_t));
     return (bytes + 63) / 64 * 64;
 }
 
-void pack_group(const PackedKernels& k, const std::uint8_t* src, std::size_t src_stride,
-                std::int64_t n, std::int64_t n_cols, std::uint8_t* dst) noexcept {
-    std::memset(dst, 0, packed_group_bytes(k, n_cols));
-    if (k.type == TensorType::Q4_K) {
-        for (std::int64_t r = 0; r < n; ++r) {
-            const std::uint8_t* row = src + static_cast<std::size_t>(r) * src_stride;
-            for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
-                BlockQ4K blk;
-                std::memcpy(&blk, row + sb * sizeof(BlockQ4K), sizeof blk);
-                std::uint8_t* o = dst + static_cast<std::size_t>(sb) * kPackQ4KBytes;
-                for (int kk = 0; kk < 4; ++kk)
-                    for (int c = 0; c < 8; ++c)
-                        for (int i = 0; i < 4; ++i) o[kk * 512 + c * 64 + r * 4 + i] = blk.qs[32 * kk + 4 * c + i];
-                for (int j = 0; j < 8; ++j) {
-                    std::uint8_t sc, m;
-                    kq_scale_min_k4(j, blk.scales, &sc, &m);
-                    o[2048 + j * 16 + r] = sc;
-                    o[2048 + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
-                }
-                std::memcpy(o + 2048 + 256 + r * 2, &blk.d, 2);
-                std::memcpy(o + 2048 + 256 + 32 + r * 2, &blk.dmin, 2);
-            }
-        }
-        return;
-    }
+std::size_t group_bytes_q4_0(std::int64_t n_cols) noexcept { return legacy_group_bytes<BlockQ4_0>(n_cols, 4 * 64); }
+std::size_t group_bytes_q8_0(std::int64_t n_cols) noexcept { return legacy_group_bytes<BlockQ8_0>(n_cols, 8 * 64); }
+std::size_t group_bytes_q4_k(std::int64_t n_cols) noexcept {
+    return static_cast<std::size_t>(n_cols / kQK_K) * kPackQ4KBytes;
+}
+
+// Legacy rows: quant bytes of block b, row r through `put(q, r, blk)`, fp16 scale after the blocks.
+template <class Block, std::size_t kBlockBytes, class Put>
+void pack_legacy(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+                 std::uint8_t* dst, Put put) noexcept {
     const std::int64_t nb = n_cols / kQK;
-    auto* scales = reinterpret_cast<std::uint16_t*>(dst + static_cast<std::size_t>(nb) * k.block_bytes);
+    std::memset(dst, 0, legacy_group_bytes<Block>(n_cols, kBlockBytes));
+    std::uint8_t* scales = dst + static_cast<std::size_t>(nb) * kBlockBytes;
     for (std::int64_t r = 0; r < n; ++r) {
         const std::uint8_t* row = src + static_cast<std::size_t>(r) * src_stride;
         for (std::int64_t b = 0; b < nb; ++b) {
-            std::uint8_t* q = dst + static_cast<std::size_t>(b) * k.block_bytes;
-            if (k.type == TensorType::Q4_0) {
-                BlockQ4_0 blk;
-                std::memcpy(&blk, row + b * sizeof(BlockQ4_0), sizeof blk);
-                scales[b * kPackRows + r] = blk.d;
-                for (int m = 0; m < 4; ++m)
-                    for (int i = 0; i < 4; ++i) q[m * 64 + r * 4 + i] = blk.qs[4 * m + i];
-            } else {
-                BlockQ8_0 blk;
-                std::memcpy(&blk, row + b * sizeof(BlockQ8_0), sizeof blk);
-                scales[b * kPackRows + r] = blk.d;
-                for (int s = 0; s < 8; ++s)
-                    for (int i = 0; i < 4; ++i)
-                        q[s * 64 + r * 4 + i] = static_cast<std::uint8_t>(blk.qs[4 * s + i] + 128);
-            }
+            Block blk;
+            std::memcpy(&blk, row + b * sizeof(Block), sizeof blk);
+            std::memcpy(scales + (b * kPackRows + r) * 2, &blk.d, 2);
+            put(dst + static_cast<std::size_t>(b) * kBlockBytes, static_cast<int>(r), blk);
         }
     }
 }
+
+void pack_q4_0(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
+               std::uint8_t* dst) noexcept {
+    pack_legacy<BlockQ4_0, 4 * 64>(src, stride, n, n_cols, dst, [](std::uint8_t* q, int r, const BlockQ4_0& blk) {
+        for (int m = 0; m < 4; ++m)
+            for (int i = 0; i < 4; ++i) q[m * 64 + r * 4 + i] = blk.qs[4 * m + i];
+    });
+}
+
+void pack_q8_0(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
+               std::uint8_t* dst) noexcept {
+    pack_legacy<BlockQ8_0, 8 * 64>(src, stride, n, n_cols, dst, [](std::uint8_t* q, int r, const BlockQ8_0& blk) {
+        for (int s = 0; s < 8; ++s)
+            for (int i = 0; i < 4; ++i) q[s * 64 + r * 4 + i] = static_cast<std::uint8_t>(blk.qs[4 * s + i] + 128);
+    });
+}
+
+void pack_q4_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+               std::uint8_t* dst) noexcept {
+    std::memset(dst, 0, group_bytes_q4_k(n_cols));
+    for (std::int64_t r = 0; r < n; ++r) {
+        const std::uint8_t* row = src + static_cast<std::size_t>(r) * src_stride;
+        for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
+            BlockQ4K blk;
+            std::memcpy(&blk, row + sb * sizeof(BlockQ4K), sizeof blk);
+            std::uint8_t* o = dst + static_cast<std::size_t>(sb) * kPackQ4KBytes;
+            for (int kk = 0; kk < 4; ++kk)
+                for (int c = 0; c < 8; ++c)
+                    for (int i = 0; i < 4; ++i) o[kk * 512 + c * 64 + r * 4 + i] = blk.qs[32 * kk + 4 * c + i];
+            for (int j = 0; j < 8; ++j) {
+                std::uint8_t sc, m;
+                kq_scale_min_k4(j, blk.scales, &sc, &m);
+                o[2048 + j * 16 + r] = sc;
+                o[2048 + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
+            }
+            std::memcpy(o + 2048 + 256 + r * 2, &blk.d, 2);
+            std::memcpy(o + 2048 + 256 + 32 + r * 2, &blk.dmin, 2);
+        }
+    }
+}
+
+// Token t's Q8_0 activation row to block-major values, float scales and bias -offset * sum(q).
+template <int kOffset>
+void prepare_q8_0(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, std::int64_t n_cols,
+                  std::int8_t* qa, float* ad, std::int32_t* ab) noexcept {
+    for (std::int64_t b = 0; b < n_cols / kQK; ++b) {
+        const std::size_t i = static_cast<std::size_t>(b * n_tok + t);
+        BlockQ8_0 blk;
+        std::memcpy(&blk, act + b * sizeof(BlockQ8_0), sizeof blk);
+        std::int32_t sum = 0;
+        for (int j = 0; j < kQK; ++j) sum += blk.qs[j];
+        std::memcpy(qa + i * kQK, blk.qs, kQK);
+        ad[i] = fp16_to_fp32(blk.d);
+        ab[i] = -kOffset * sum;
+    }
+}
+
+// Token t's Q8_K row: values, d, and per sub-block pair (2p, 2p+1) the two int16 sums in one word.
+void prepare_q8_k(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, std::int64_t n_cols,
+                  std::int8_t* qa, float* ad, std::int32_t* ab) noexcept {
+    for (std::int64_t b = 0; b < n_cols / kQK_K; ++b) {
+        const std::size_t i = static_cast<std::size_t>(b * n_tok + t);
+        BlockQ8K blk;
+        std::memcpy(&blk, act + b * sizeof(BlockQ8K), sizeof blk);
+        std::memcpy(qa + i * kQK_K, blk.qs, kQK_K);
+        ad[i] = blk.d;
+        for (int p = 0; p < 4; ++p) {
+            const std::int16_t pair[2] = {static_cast<std::int16_t>(blk.bsums[4 * p] + blk.bsums[4 * p + 1]),
+                                          static_cast<std::int16_t>(blk.bsums[4 * p + 2] + blk.bsums[4 * p + 3])};
+            std::memcpy(ab + i * 4 + static_cast<std::size_t>(p), pair, 4);
+        }
+    }
+}
+
+}  // namespace
+
+const PackedLayout kPackedQ4_0{kQK, 1, group_bytes_q4_0, pack_q4_0, prepare_q8_0<8>};
+const PackedLayout kPackedQ8_0{kQK, 1, group_bytes_q8_0, pack_q8_0, prepare_q8_0<128>};
+const PackedLayout kPackedQ4_K{kQK_K, 4, group_bytes_q4_k, pack_q4_k, prepare_q8_k};
 
 }  // namespace ember::kernels

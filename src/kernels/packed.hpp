@@ -18,43 +18,13 @@
 // kernel also takes da (float) and bias = -offset * sum(q) (offset 8 for Q4_0, 128 for Q8_0).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-
-#include "gguf/tensor_type.hpp"
-#include "kernels/packed_isa.hpp"
 #include "kernels/type_kernels.hpp"
 
 namespace ember::kernels {
 
-/// Computes y[t * ldy + g * 16 + r] for groups g < n_groups, tokens t < n_tok, rows r < 16 with
-/// g * 16 + r < n_valid_rows. `w` points at group 0 (groups group_bytes apart). Activations are
-/// block-major: the 32 int8 of (block b, token t) at a + (b * n_tok + t) * 32, their float
-/// scale at ad[b * n_tok + t] and bias at abias[b * n_tok + t].
-using PackedGemmFn = void (*)(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes,
-                              std::int64_t n_groups, std::int64_t n_valid_rows,
-                              const std::int8_t* a, const float* ad, const std::int32_t* abias,
-                              std::int64_t n_tok, float* y, std::int64_t ldy);
-
-struct PackedKernels {
-    TensorType type;
-    int offset;          ///< Unsigned weight offset (8: Q4_0, 128: Q8_0); bias = -offset * sum(q).
-    std::size_t block_bytes;  ///< Quant bytes of one 16-row block (Q4_K: whole superblock).
-    int block_values;         ///< Values per block column (32, or 256 for Q4_K).
-    PackedGemmFn gemm;
-};
-
-/// Packed kernels of `type` on exactly `isa`, or nullptr.
-const PackedKernels* packed_kernels_exact(TensorType type, Isa isa) noexcept;
-/// Packed kernels for `isa`, falling back to lower ISAs (scalar exists for every packable type);
-/// nullptr when the type has no packed layout.
-const PackedKernels* packed_kernels(TensorType type, Isa isa) noexcept;
-
-/// Bytes of one packed group of 16 rows of n_cols values.
-std::size_t packed_group_bytes(const PackedKernels& k, std::int64_t n_cols) noexcept;
-/// Packs rows [row0, row0 + n) (n <= 16) of a row-major tensor into one group at `dst`.
-void pack_group(const PackedKernels& k, const std::uint8_t* src, std::size_t src_stride,
-                std::int64_t n, std::int64_t n_cols, std::uint8_t* dst) noexcept;
-
+/// The layouts, referenced by the traits table (kernel_table.cpp).
+extern const PackedLayout kPackedQ4_0;
+extern const PackedLayout kPackedQ8_0;
+extern const PackedLayout kPackedQ4_K;
 
 }  // namespace ember::kernels

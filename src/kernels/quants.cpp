@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernels/fp16.hpp"
-#include "kernels/kquant.hpp"
+#include "kernels/type_kernels.hpp"
 #include "runtime/fail.hpp"
 
 namespace ember::kernels {
@@ -257,20 +257,8 @@ void quantize_row(TensorType type, const float* x, void* dst, std::int64_t n) {
         fail("quantize_row: " + std::string(tensor_type_name(type)) + " cannot hold a row of " +
              std::to_string(n) + " values");
     }
-    switch (type) {
-        case TensorType::F32: return quantize_act_f32(x, dst, n);
-        case TensorType::F16: return quantize_act_f16(x, dst, n);
-        case TensorType::BF16: return quantize_act_bf16(x, dst, n);
-        case TensorType::Q4_0: return quantize_row_q4_0(x, static_cast<BlockQ4_0*>(dst), n);
-        case TensorType::Q4_1: return quantize_row_q4_1(x, static_cast<BlockQ4_1*>(dst), n);
-        case TensorType::Q5_0: return quantize_row_q5_0(x, static_cast<BlockQ5_0*>(dst), n);
-        case TensorType::Q5_1: return quantize_row_q5_1(x, static_cast<BlockQ5_1*>(dst), n);
-        case TensorType::Q8_0: return quantize_row_q8_0(x, static_cast<BlockQ8_0*>(dst), n);
-        case TensorType::Q4_K: return quantize_row_q4_k(x, static_cast<BlockQ4K*>(dst), n);
-        case TensorType::Q5_K: return quantize_row_q5_k(x, static_cast<BlockQ5K*>(dst), n);
-        case TensorType::Q6_K: return quantize_row_q6_k(x, static_cast<BlockQ6K*>(dst), n);
-        default: break;
-    }
+    const TypeKernels* k = type_kernels(type, Isa::scalar);
+    if (k != nullptr && k->quantize != nullptr) return k->quantize(x, dst, n);
     fail("quantize_row: no quantizer for type " + std::string(tensor_type_name(type)));
 }
 

@@ -184,7 +184,7 @@ void Decoder::attention_block(const LayerWeights& l, std::int64_t il, std::span<
     kernels::matmul(l.wo, s.xn_.data(), n, s.q_.data(), n_embd, s.matmul_, n_threads);  // q_ reused
     add_bias(s.q_.data(), l.bo, n, n_embd);
     norm_rows(s.q_.data(), l.post_attn_norm, n, n_embd, c_.rms_eps);
-    for (std::int64_t i = 0; i < n * n_embd; ++i) s.x_[sz(i)] += s.q_[sz(i)];
+    kernels::add(s.x_.data(), s.q_.data(), n * n_embd);
 }
 
 void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
@@ -232,7 +232,7 @@ void Decoder::ffn_block(const LayerWeights& l, std::int64_t n, ForwardScratch& s
     }
     kernels::matmul(l.w_down, act, n, s.xn_.data(), n_embd, s.matmul_, n_threads);
     norm_rows(s.xn_.data(), l.post_ffw_norm, n, n_embd, c_.rms_eps);
-    for (std::int64_t i = 0; i < n * n_embd; ++i) s.x_[sz(i)] += s.xn_[sz(i)];
+    kernels::add(s.x_.data(), s.xn_.data(), n * n_embd);
 }
 
 }  // namespace ember::model

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "kernels/float_ops.hpp"
+
 namespace ember::model {
 namespace {
 
@@ -49,20 +51,7 @@ void rope_angles(float* cs, std::int64_t pos, const RopeParams& p, std::span<con
 void rope_apply(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,
                 RopeStyle style, const float* cs) {
     // Pair i is (x[2i], x[2i+1]) in normal style and (x[i], x[i + n_rot/2]) in NEOX style.
-    const std::int64_t half = n_rot / 2;
-    const std::int64_t stride = style == RopeStyle::neox ? 1 : 2;
-    const std::int64_t offset = style == RopeStyle::neox ? half : 1;
-    for (std::int64_t h = 0; h < n_heads; ++h) {
-        float* v = x + h * head_dim;
-        for (std::int64_t i = 0; i < half; ++i) {
-            const float c = cs[2 * i], s = cs[2 * i + 1];
-            float& a = v[i * stride];
-            float& b = v[i * stride + offset];
-            const float x0 = a, x1 = b;
-            a = x0 * c - x1 * s;
-            b = x0 * s + x1 * c;
-        }
-    }
+    kernels::rope(x, n_heads, head_dim, n_rot, cs, style == RopeStyle::neox);
 }
 
 }  // namespace ember::model

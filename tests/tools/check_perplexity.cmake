@@ -4,7 +4,8 @@
 # and says why).
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
 ember_resolve_shared(MODEL REFERENCE TEXT)
-execute_process(COMMAND "${TOOL}" -m "${MODEL}" -f "${TEXT}" -c 128 -t 2
+# EMULATOR: the cross build's runner (scripts/build-aarch64.sh), empty for native builds.
+execute_process(COMMAND ${EMULATOR} "${TOOL}" -m "${MODEL}" -f "${TEXT}" -c 128 -t 2
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "ember-perplexity failed (${rc}): ${err}")

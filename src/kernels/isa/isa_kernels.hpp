@@ -1,48 +1,103 @@
-// Declarations of the per-ISA kernels (definitions in legacy_<isa>.cpp / float_<isa>.cpp).
-// Only dispatch.cpp and tests should need these; everything else goes through TypeKernels.
+// Declarations of the per-ISA kernels. Only kernel_table.cpp (which puts them in the traits
+// table) should need these; everything else goes through TypeKernels / FloatKernels.
+// Plain declarations only: per-ISA translation units include this header.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#define EMBER_DECLARE_LEGACY_KERNELS                                                            \
-    float vec_dot_f32(std::int64_t n, const void* w, const void* a);                           \
-    float vec_dot_f16(std::int64_t n, const void* w, const void* a);                           \
-    float vec_dot_bf16(std::int64_t n, const void* w, const void* a);                          \
-    float vec_dot_q4_0(std::int64_t n, const void* w, const void* a);                          \
-    float vec_dot_q4_1(std::int64_t n, const void* w, const void* a);                          \
-    float vec_dot_q5_0(std::int64_t n, const void* w, const void* a);                          \
-    float vec_dot_q5_1(std::int64_t n, const void* w, const void* a);                          \
-    float vec_dot_q8_0(std::int64_t n, const void* w, const void* a);                          \
-    float dot(const float* a, const float* b, std::int64_t n);                                 \
-    void axpy(float* y, float a, const float* x, std::int64_t n);
-
-#define EMBER_DECLARE_TILE(name)                                                                \
-    void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,          \
+#define EMBER_DECLARE_VEC_DOT(name) float name(std::int64_t n, const void* w, const void* a);
+#define EMBER_DECLARE_TILE(name)                                                                 \
+    void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,           \
               const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy);
+#define EMBER_DECLARE_PACKED_GEMM(name)                                                          \
+    void name(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups, \
+              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad,                 \
+              const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy);
+#define EMBER_DECLARE_QUANTIZE_ACT(name) void name(const float* x, void* dst, std::int64_t n);
+
+// Float rows (F32/F16/BF16 weights), 16-bit float conversions and the float ops of the forward
+// pass (semantics: kernels/float_ops.hpp and kernels/attention.hpp).
+#define EMBER_DECLARE_FLOAT_KERNELS                                                              \
+    EMBER_DECLARE_VEC_DOT(vec_dot_f32)                                                          \
+    EMBER_DECLARE_VEC_DOT(vec_dot_f16)                                                          \
+    EMBER_DECLARE_VEC_DOT(vec_dot_bf16)                                                         \
+    EMBER_DECLARE_QUANTIZE_ACT(quantize_act_f16)                                                \
+    EMBER_DECLARE_QUANTIZE_ACT(quantize_act_bf16)                                               \
+    void dequantize_f16(const void* src, float* dst, std::int64_t n);                           \
+    void dequantize_bf16(const void* src, float* dst, std::int64_t n);                          \
+    void rmsnorm(float* out, const float* x, const float* w, std::int64_t n, float eps);        \
+    void swiglu(float* out, const float* gate, const float* up, std::int64_t n);                \
+    void geglu(float* out, const float* gate, const float* up, std::int64_t n);                 \
+    void add(float* y, const float* x, std::int64_t n);                                         \
+    void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,        \
+              const float* cs, bool neox);                                                      \
+    void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v, \
+                std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores);
+// ggml's legacy 32-value blocks against Q8_0 / Q8_1 activations.
+#define EMBER_DECLARE_LEGACY_DOTS                                                                \
+    EMBER_DECLARE_VEC_DOT(vec_dot_q4_0)                                                         \
+    EMBER_DECLARE_VEC_DOT(vec_dot_q4_1)                                                         \
+    EMBER_DECLARE_VEC_DOT(vec_dot_q5_0)                                                         \
+    EMBER_DECLARE_VEC_DOT(vec_dot_q5_1)                                                         \
+    EMBER_DECLARE_VEC_DOT(vec_dot_q8_0)
+#define EMBER_DECLARE_LEGACY_TILES                                                               \
+    EMBER_DECLARE_TILE(tile_q4_0)                                                               \
+    EMBER_DECLARE_TILE(tile_q4_1)                                                               \
+    EMBER_DECLARE_TILE(tile_q5_0)                                                               \
+    EMBER_DECLARE_TILE(tile_q5_1)                                                               \
+    EMBER_DECLARE_TILE(tile_q8_0)
+// K-quants against Q8_K activations.
+#define EMBER_DECLARE_KQUANT_DOTS                                                                \
+    EMBER_DECLARE_VEC_DOT(vec_dot_q4_k)                                                         \
+    EMBER_DECLARE_VEC_DOT(vec_dot_q5_k)                                                         \
+    EMBER_DECLARE_VEC_DOT(vec_dot_q6_k)
+#define EMBER_DECLARE_KQUANT_TILES                                                               \
+    EMBER_DECLARE_TILE(tile_q4_k)                                                               \
+    EMBER_DECLARE_TILE(tile_q5_k)                                                               \
+    EMBER_DECLARE_TILE(tile_q6_k)
+// Repacked 16-row layouts (kernels/packed.hpp).
+#define EMBER_DECLARE_PACKED                                                                     \
+    EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_0)                                                 \
+    EMBER_DECLARE_PACKED_GEMM(packed_gemm_q8_0)                                                 \
+    EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_k)
 
 namespace ember::kernels {
-namespace scalar {
-EMBER_DECLARE_LEGACY_KERNELS
-void swiglu(float* out, const float* gate, const float* up, std::int64_t n);
-}
-namespace avx2 {
-EMBER_DECLARE_LEGACY_KERNELS
-EMBER_DECLARE_TILE(tile_q4_0)
-EMBER_DECLARE_TILE(tile_q4_1)
-EMBER_DECLARE_TILE(tile_q5_0)
-EMBER_DECLARE_TILE(tile_q5_1)
-EMBER_DECLARE_TILE(tile_q8_0)
-}
-namespace avx512 {
-EMBER_DECLARE_LEGACY_KERNELS
-EMBER_DECLARE_TILE(tile_q4_0)
-EMBER_DECLARE_TILE(tile_q4_1)
-EMBER_DECLARE_TILE(tile_q5_0)
-EMBER_DECLARE_TILE(tile_q5_1)
-EMBER_DECLARE_TILE(tile_q8_0)
-float vec_dot_bf16_dp(std::int64_t n, const void* w, const void* a);  // needs AVX512_BF16
-void quantize_act_q8_0(const float* x, void* dst, std::int64_t n);    // identical bytes to scalar
-void quantize_act_q8_1(const float* x, void* dst, std::int64_t n);
-}
+namespace scalar {  // the oracle of every other ISA
+EMBER_DECLARE_FLOAT_KERNELS
+EMBER_DECLARE_LEGACY_DOTS
+EMBER_DECLARE_KQUANT_DOTS
+EMBER_DECLARE_PACKED
+}  // namespace scalar
+namespace avx2 {  // AVX2 + FMA + F16C (Haswell): vpmaddubsw + vpmaddwd
+EMBER_DECLARE_FLOAT_KERNELS
+EMBER_DECLARE_LEGACY_DOTS
+EMBER_DECLARE_LEGACY_TILES
+EMBER_DECLARE_KQUANT_DOTS
+EMBER_DECLARE_KQUANT_TILES
+}  // namespace avx2
+namespace avx2_vnni {  // + AVX-VNNI: vpdpwssd on ymm
+EMBER_DECLARE_KQUANT_DOTS
+EMBER_DECLARE_KQUANT_TILES
+}  // namespace avx2_vnni
+namespace avx512 {  // AVX-512 F/BW/VL/DQ + VNNI: vpdpbusd on zmm
+EMBER_DECLARE_FLOAT_KERNELS
+EMBER_DECLARE_LEGACY_DOTS
+EMBER_DECLARE_LEGACY_TILES
+EMBER_DECLARE_KQUANT_DOTS
+EMBER_DECLARE_KQUANT_TILES
+EMBER_DECLARE_PACKED
+EMBER_DECLARE_VEC_DOT(vec_dot_bf16_dp)           // needs AVX512_BF16
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_0)    // identical bytes to the scalar quantizer
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_1)
+}  // namespace avx512
+namespace neon {  // ARMv8-A Advanced SIMD: smull + sadalp
+EMBER_DECLARE_FLOAT_KERNELS
+EMBER_DECLARE_LEGACY_DOTS
+EMBER_DECLARE_LEGACY_TILES
+}  // namespace neon
+namespace neon_dotprod {  // + FEAT_DotProd: sdot
+EMBER_DECLARE_LEGACY_DOTS
+EMBER_DECLARE_LEGACY_TILES
+}  // namespace neon_dotprod
 }  // namespace ember::kernels

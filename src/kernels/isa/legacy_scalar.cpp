@@ -1,4 +1,4 @@
-// Scalar twins of every vec_dot and float kernel: the test oracle and the EMBER_ISA=scalar path.
+// Scalar twins of the legacy block dot products: the test oracle and the EMBER_ISA=scalar path.
 // Integer block sums follow ggml's *_generic order: sumf += sumi * (dw * da) (+ m * s).
 #include <cmath>
 #include <cstring>
@@ -28,14 +28,6 @@ void unpack4(const std::uint8_t* qs, std::uint32_t qh, bool five, int* q) {
     }
 }
 
-// Element i of an array that may sit at any address (tests pass odd offsets).
-template <class T>
-T load_at(const void* p, std::int64_t i) {
-    T v;
-    std::memcpy(&v, static_cast<const unsigned char*>(p) + i * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
-    return v;
-}
-
 int dot_block(const int* q, int offset, const std::int8_t* qy) {
     int sum = 0;
     for (int j = 0; j < kQK; ++j) sum += (q[j] - offset) * qy[j];
@@ -43,28 +35,6 @@ int dot_block(const int* q, int offset, const std::int8_t* qy) {
 }
 
 }  // namespace
-
-float vec_dot_f32(std::int64_t n, const void* w, const void* a) {
-    double sum = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(load_at<float>(w, i) * load_at<float>(a, i));
-    return static_cast<float>(sum);
-}
-
-float vec_dot_f16(std::int64_t n, const void* w, const void* a) {
-    double sum = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) {
-        sum += static_cast<double>(fp16_to_fp32(load_at<std::uint16_t>(w, i)) * fp16_to_fp32(load_at<std::uint16_t>(a, i)));
-    }
-    return static_cast<float>(sum);
-}
-
-float vec_dot_bf16(std::int64_t n, const void* w, const void* a) {
-    double sum = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) {
-        sum += static_cast<double>(bf16_to_fp32(load_at<std::uint16_t>(w, i)) * bf16_to_fp32(load_at<std::uint16_t>(a, i)));
-    }
-    return static_cast<float>(sum);
-}
 
 float vec_dot_q4_0(std::int64_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ4_0*>(w);
@@ -130,23 +100,6 @@ float vec_dot_q8_0(std::int64_t n, const void* w, const void* a) {
         sumf += static_cast<float>(sumi) * (fp16_to_fp32(x[b].d) * fp16_to_fp32(y[b].d));
     }
     return sumf;
-}
-
-float dot(const float* a, const float* b, std::int64_t n) {
-    double sum = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(a[i] * b[i]);
-    return static_cast<float>(sum);
-}
-
-void axpy(float* y, float a, const float* x, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
-
-void swiglu(float* out, const float* gate, const float* up, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) {
-        const float g = gate[i];
-        out[i] = g / (1.0f + std::exp(-g)) * up[i];
-    }
 }
 
 }  // namespace ember::kernels::scalar

@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "kernels/isa/isa_kernels.hpp"
 #include "kernels/packed_isa.hpp"
 #include "kernels/quant_blocks.hpp"
 

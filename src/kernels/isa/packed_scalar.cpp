@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/fp16.hpp"
+#include "kernels/isa/isa_kernels.hpp"
 #include "kernels/packed_isa.hpp"
 #include "kernels/quant_blocks.hpp"
 

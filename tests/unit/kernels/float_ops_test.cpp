@@ -1,3 +1,7 @@
+// The float kernels that run in the forward pass (FloatKernels of every ISA: RMSNorm, SwiGLU,
+// GEGLU, residual add, RoPE in both layouts, attention) against their scalar twins, and the
+// scalar twins against double-precision formulas. Sizes cover empty, sub-vector, exact and
+// ragged lengths; inputs sit at SIMD-unaligned addresses.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -6,87 +10,166 @@
 
 #include "kernel_test_util.hpp"
 #include "kernels/float_ops.hpp"
+#include "model/rope.hpp"
 
 using namespace ember::kernels;
 using kernel_test::random_floats;
 
-TEST_CASE("rmsnorm normalizes and scales", "[float_ops]") {
+namespace {
+
+const std::int64_t kSizes[] = {0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 64, 100, 288};
+
+// Relative error of a float kernel against its twin: a few ulps of the result (exp/tanh are
+// within 2-4 ulp in xsimd and libm, each op adds 0.5 ulp).
+constexpr double kUlps = 8 * 1.2e-7;
+
+bool close(double got, double want) { return std::fabs(got - want) <= kUlps * std::fabs(want) + 1e-30; }
+
+}  // namespace
+
+TEST_CASE("scalar twins equal the formulas in double precision", "[float_ops]") {
+    const FloatKernels& s = float_kernels(Isa::scalar);
     const auto x = random_floats(288, 1, 3.0f);
     const auto w = random_floats(288, 2);
     std::vector<float> out(288);
-    rmsnorm(out.data(), x.data(), w.data(), 288, 1e-5f);
+    s.rmsnorm(out.data(), x.data(), w.data(), 288, 1e-5f);
     double ss = 0;
     for (float v : x) ss += static_cast<double>(v) * v;
     const double scale = 1.0 / std::sqrt(ss / 288 + 1e-5);
-    for (int i = 0; i < 288; ++i) REQUIRE(out[i] == Approx(x[i] * scale * w[i]).epsilon(1e-5).margin(1e-6));
-    // In place.
-    std::vector<float> y = x;
-    rmsnorm(y.data(), y.data(), w.data(), 288, 1e-5f);
-    CHECK(y == out);
+    for (int i = 0; i < 288; ++i) REQUIRE(std::fabs(out[i] - x[i] * scale * w[i]) <= 4e-7 * std::fabs(x[i] * scale * w[i]) + 1e-30);
+    std::vector<float> g(288), u(288);
+    s.swiglu(g.data(), x.data(), w.data(), 288);
+    s.geglu(u.data(), x.data(), w.data(), 288);
+    for (int i = 0; i < 288; ++i) {
+        const double xi = x[i];
+        const double silu = xi / (1 + std::exp(-xi)), gelu = 0.5 * xi * (1 + std::tanh(0.7978845608028654 * (xi + 0.044715 * xi * xi * xi)));
+        REQUIRE(std::fabs(g[i] - silu * w[i]) <= 1e-6 * std::fabs(silu * w[i]) + 1e-30);
+        REQUIRE(std::fabs(u[i] - gelu * w[i]) <= 1e-6 * std::fabs(gelu * w[i]) + 1e-7);
+    }
 }
 
-TEST_CASE("rope rotates adjacent pairs by pos * base^(-2i/n_rot) and leaves the rest", "[float_ops]") {
+TEST_CASE("RoPE rotates pairs by pos * base^(-2i/n_rot) in both layouts and leaves the rest", "[float_ops][rope]") {
     const std::int64_t n_heads = 3, head_dim = 16, n_rot = 12, pos = 7;
-    const float base = 10000.0f;
+    std::vector<float> cs(n_rot);
+    ember::model::rope_angles(cs.data(), pos, n_rot, 10000.0f, {});
     const auto x = random_floats(static_cast<std::size_t>(n_heads * head_dim), 3);
-    std::vector<float> y = x;
-    rope(y.data(), n_heads, head_dim, n_rot, pos, base);
-    for (std::int64_t h = 0; h < n_heads; ++h) {
-        for (std::int64_t i = 0; i < head_dim / 2; ++i) {
-            const float x0 = x[h * head_dim + 2 * i], x1 = x[h * head_dim + 2 * i + 1];
-            const float y0 = y[h * head_dim + 2 * i], y1 = y[h * head_dim + 2 * i + 1];
-            if (2 * i >= n_rot) {
-                REQUIRE(y0 == x0);
-                REQUIRE(y1 == x1);
-                continue;
+    for (bool neox : {false, true}) {
+        for (ember::kernels::Isa isa : kernel_test::available_isas()) {
+            INFO(std::string(isa_name(isa)) + (neox ? " neox" : " normal"));
+            std::vector<float> y = x;
+            float_kernels(isa).rope(y.data(), n_heads, head_dim, n_rot, cs.data(), neox);
+            for (std::int64_t h = 0; h < n_heads; ++h) {
+                const float* xh = &x[static_cast<std::size_t>(h * head_dim)];
+                const float* yh = &y[static_cast<std::size_t>(h * head_dim)];
+                for (std::int64_t i = 0; i < n_rot / 2; ++i) {
+                    const std::int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + n_rot / 2 : 2 * i + 1;
+                    const double theta = pos * std::pow(10000.0, -2.0 * static_cast<double>(i) / n_rot);
+                    // Angles are float (llama.cpp's iterative product): 1e-5 of a radian at pos 7.
+                    REQUIRE(yh[i0] == Approx(xh[i0] * std::cos(theta) - xh[i1] * std::sin(theta)).margin(2e-5));
+                    REQUIRE(yh[i1] == Approx(xh[i0] * std::sin(theta) + xh[i1] * std::cos(theta)).margin(2e-5));
+                }
+                for (std::int64_t i = n_rot; i < head_dim; ++i) REQUIRE(yh[i] == xh[i]);
             }
-            const double theta = pos * std::pow(static_cast<double>(base), -2.0 * i / n_rot);
-            REQUIRE(y0 == Approx(x0 * std::cos(theta) - x1 * std::sin(theta)).margin(1e-5));
-            REQUIRE(y1 == Approx(x0 * std::sin(theta) + x1 * std::cos(theta)).margin(1e-5));
         }
     }
-    // pos 0 is the identity.
-    std::vector<float> z = x;
-    rope(z.data(), n_heads, head_dim, n_rot, 0, base);
-    CHECK(z == x);
 }
 
-TEST_CASE("softmax sums to one and survives large inputs", "[float_ops]") {
-    std::vector<float> x{1000.0f, 999.0f, -5.0f, 1000.0f};
-    softmax(x.data(), 4);
-    double s = 0;
-    for (float v : x) s += v;
-    CHECK(s == Approx(1.0).epsilon(1e-6));
-    CHECK(x[0] == x[3]);
-    CHECK(x[0] == Approx(1.0 / (2 + std::exp(-1.0) + std::exp(-1005.0))).epsilon(1e-6));
-    softmax(x.data(), 0);  // no-op
+TEST_CASE("the forward pass's RoPE (model::rope_apply) is the active ISA's kernel", "[float_ops][rope]") {
+    const std::int64_t n_rot = 64;
+    std::vector<float> cs(n_rot);
+    ember::model::rope_angles(cs.data(), 1234, n_rot, 10000.0f, {});
+    const auto x = random_floats(2 * 80, 4);
+    std::vector<float> live = x, kernel = x;
+    ember::model::rope_apply(live.data(), 2, 80, n_rot, cs.data());
+    float_kernels().rope(kernel.data(), 2, 80, n_rot, cs.data(), false);
+    CHECK(live == kernel);
 }
 
-TEST_CASE("float kernels of every ISA match scalar", "[float_ops][isa]") {
+TEST_CASE("float kernels of every ISA match the scalar twins", "[float_ops][isa]") {
     const FloatKernels& s = float_kernels(Isa::scalar);
     for (Isa isa : kernel_test::available_isas()) {
         const FloatKernels& k = float_kernels(isa);
-        for (std::int64_t n : {0, 1, 7, 8, 15, 16, 17, 31, 64, 100, 288}) {
+        for (std::int64_t n : kSizes) {
             INFO(std::string(isa_name(isa)) + " n=" + std::to_string(n));
-            auto a = random_floats(static_cast<std::size_t>(n) + 1, 5);
-            auto b = random_floats(static_cast<std::size_t>(n) + 1, 6);
-            double abs_sum = 0;
-            for (std::int64_t i = 0; i < n; ++i) abs_sum += std::fabs(static_cast<double>(a[i + 1]) * b[i + 1]);
-            REQUIRE(std::fabs(k.dot(a.data() + 1, b.data() + 1, n) - s.dot(a.data() + 1, b.data() + 1, n)) <=
-                    kernel_test::kSimdRelTol * abs_sum + 1e-7);
-            std::vector<float> y1 = a, y2 = a;
-            k.axpy(y1.data() + 1, 0.37f, b.data() + 1, n);
-            s.axpy(y2.data() + 1, 0.37f, b.data() + 1, n);
-            for (std::size_t i = 0; i < y1.size(); ++i) REQUIRE(y1[i] == Approx(y2[i]).margin(1e-6));
-            std::vector<float> g1(static_cast<std::size_t>(n)), g2(static_cast<std::size_t>(n));
-            k.swiglu(g1.data(), a.data(), b.data(), n);
-            s.swiglu(g2.data(), a.data(), b.data(), n);
-            for (std::size_t i = 0; i < g1.size(); ++i) REQUIRE(g1[i] == Approx(g2[i]).epsilon(1e-6));
+            const auto a = random_floats(static_cast<std::size_t>(n) + 1, 5, 2.0f);
+            const auto b = random_floats(static_cast<std::size_t>(n) + 1, 6);
+            const float* pa = a.data() + 1;  // SIMD-unaligned
+            const float* pb = b.data() + 1;
+            std::vector<float> y1(static_cast<std::size_t>(n) + 1, -1.0f), y2 = y1;
+            if (n > 0) {
+                k.rmsnorm(y1.data() + 1, pa, pb, n, 1e-6f);
+                s.rmsnorm(y2.data() + 1, pa, pb, n, 1e-6f);
+                for (std::size_t i = 0; i < y1.size(); ++i) REQUIRE(close(y1[i], y2[i]));
+            }
+            k.swiglu(y1.data() + 1, pa, pb, n);
+            s.swiglu(y2.data() + 1, pa, pb, n);
+            for (std::size_t i = 0; i < y1.size(); ++i) REQUIRE(close(y1[i], y2[i]));
+            k.geglu(y1.data() + 1, pa, pb, n);
+            s.geglu(y2.data() + 1, pa, pb, n);
+            for (std::size_t i = 0; i < y1.size(); ++i) REQUIRE(std::fabs(y1[i] - y2[i]) <= kUlps * std::fabs(y2[i]) + 1e-7);
+            std::vector<float> r1 = a, r2 = a;
+            k.add(r1.data() + 1, pb, n);
+            s.add(r2.data() + 1, pb, n);
+            REQUIRE(r1 == r2);  // one rounding per element: exact
+            for (bool neox : {false, true}) {
+                const std::int64_t n_rot = n / 2 * 2;
+                std::vector<float> cs(static_cast<std::size_t>(n_rot) + 2);
+                ember::model::rope_angles(cs.data(), 77 + n, n_rot, 10000.0f, {});
+                std::vector<float> q1 = a, q2 = a;
+                k.rope(q1.data() + 1, 1, n, n_rot, cs.data(), neox);
+                s.rope(q2.data() + 1, 1, n, n_rot, cs.data(), neox);
+                for (std::size_t i = 0; i < q1.size(); ++i) REQUIRE(std::fabs(q1[i] - q2[i]) <= 4e-7 * (std::fabs(a[i]) + 1));
+            }
         }
     }
-    // silu(x) * up with x/(1+exp(-x)).
-    const float g = 1.5f, u = 2.0f;
-    float out;
-    swiglu(&out, &g, &u, 1);
-    CHECK(out == Approx(1.5 / (1 + std::exp(-1.5)) * 2.0).epsilon(1e-6));
+}
+
+TEST_CASE("attention of every ISA matches the scalar twin", "[float_ops][attention][isa]") {
+    const AttendFn ref = float_kernels(Isa::scalar).attend;
+    for (Isa isa : kernel_test::available_isas()) {
+        const AttendFn attend = float_kernels(isa).attend;
+        for (std::int64_t hd : {8, 20, 32, 48, 64, 128}) {
+            for (std::int64_t n_pos : {1, 2, 5, 16, 17, 70}) {
+                for (std::int64_t n_q : {1, 3}) {
+                    INFO(std::string(isa_name(isa)) + " hd=" + std::to_string(hd) + " n_pos=" + std::to_string(n_pos) +
+                         " n_q=" + std::to_string(n_q));
+                    const std::int64_t kv_stride = 2 * hd + 3;  // two kv heads and padding, unaligned
+                    const auto q = random_floats(static_cast<std::size_t>(n_q * hd), static_cast<std::uint32_t>(hd + n_pos), 0.5f);
+                    const auto k = random_floats(static_cast<std::size_t>(n_pos * kv_stride), 11, 1.0f);
+                    const auto v = random_floats(static_cast<std::size_t>(n_pos * kv_stride), 12, 1.0f);
+                    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+                    std::vector<float> o1(static_cast<std::size_t>(n_q * hd)), o2 = o1;
+                    std::vector<float> s1(static_cast<std::size_t>(n_q * n_pos)), s2 = s1;
+                    attend(q.data(), n_q, hd, k.data() + 1, v.data() + 1, kv_stride, n_pos, scale, o1.data(), s1.data());
+                    ref(q.data(), n_q, hd, k.data() + 1, v.data() + 1, kv_stride, n_pos, scale, o2.data(), s2.data());
+                    // Each output is a convex combination of V values (|v| <= ~5): float dots
+                    // in another order and exp within a few ulps move it by ~1e-6 at most.
+                    for (std::size_t i = 0; i < o1.size(); ++i) REQUIRE(std::fabs(o1[i] - o2[i]) <= 2e-6);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("scalar attention equals softmax attention in double precision", "[float_ops][attention]") {
+    const std::int64_t hd = 24, n_pos = 9, n_q = 2;
+    const auto q = random_floats(n_q * hd, 21), k = random_floats(n_pos * hd, 22), v = random_floats(n_pos * hd, 23);
+    std::vector<float> out(n_q * hd), scores(n_q * n_pos);
+    float_kernels(Isa::scalar).attend(q.data(), n_q, hd, k.data(), v.data(), hd, n_pos, 0.25f, out.data(), scores.data());
+    for (std::int64_t j = 0; j < n_q; ++j) {
+        std::vector<double> p(n_pos);
+        double mx = -1e300, sum = 0;
+        for (std::int64_t t = 0; t < n_pos; ++t) {
+            double d = 0;
+            for (std::int64_t i = 0; i < hd; ++i) d += static_cast<double>(q[j * hd + i]) * k[t * hd + i];
+            p[t] = d * 0.25;
+            mx = std::max(mx, p[t]);
+        }
+        for (auto& e : p) sum += (e = std::exp(e - mx));
+        for (std::int64_t i = 0; i < hd; ++i) {
+            double o = 0;
+            for (std::int64_t t = 0; t < n_pos; ++t) o += p[t] / sum * v[t * hd + i];
+            REQUIRE(std::fabs(out[j * hd + i] - o) <= 1e-6);
+        }
+    }
 }

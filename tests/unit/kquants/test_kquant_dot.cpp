@@ -6,6 +6,8 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kernels/dispatch.hpp"
 #include "kernels/fp16.hpp"
@@ -22,34 +24,21 @@ constexpr double kIsaRelTol = 2e-6;
 // absolute products: float rounding of d*sc, d*sumi and the running sum.
 constexpr double kFloatRefRelTol = 1e-5;
 
-struct Variant {
-    std::string name;
-    VecDotFn q4, q5, q6;
-    bool available;
-};
+using ember::kernels::Isa;
+using ember::kernels::isa_available;
+using ember::kernels::isa_name;
+using ember::kernels::type_kernels;
 
-std::vector<Variant> variants() {
-    using ember::kernels::Isa;
-    using ember::kernels::isa_available;
-    return {
-        {"avx2", vec_dot_q4_k_q8_k_avx2, vec_dot_q5_k_q8_k_avx2, vec_dot_q6_k_q8_k_avx2,
-         isa_available(Isa::avx2)},
-        {"avx2_vnni", vec_dot_q4_k_q8_k_avx2_vnni, vec_dot_q5_k_q8_k_avx2_vnni,
-         vec_dot_q6_k_q8_k_avx2_vnni, isa_available(Isa::avx2) && kquant_has_avxvnni()},
-        {"avx512", vec_dot_q4_k_q8_k_avx512, vec_dot_q5_k_q8_k_avx512, vec_dot_q6_k_q8_k_avx512,
-         isa_available(Isa::avx512)},
-    };
+/// Every SIMD ISA this CPU runs (the scalar twin is the reference).
+std::vector<Isa> simd_isas() {
+    std::vector<Isa> out;
+    for (int i = 1; i < ember::kernels::kIsaCount; ++i) {
+        if (isa_available(static_cast<Isa>(i))) out.push_back(static_cast<Isa>(i));
+    }
+    return out;
 }
 
-VecDotFn pick(const Variant& v, TensorType t) {
-    return t == TensorType::Q4_K ? v.q4 : t == TensorType::Q5_K ? v.q5 : v.q6;
-}
-
-VecDotFn scalar_dot(TensorType t) {
-    return t == TensorType::Q4_K   ? vec_dot_q4_k_q8_k_scalar
-           : t == TensorType::Q5_K ? vec_dot_q5_k_q8_k_scalar
-                                   : vec_dot_q6_k_q8_k_scalar;
-}
+VecDotFn scalar_dot(TensorType t) { return type_kernels(t, Isa::scalar)->vec_dot; }
 
 std::size_t block_bytes(TensorType t) {
     return static_cast<std::size_t>(ember::tensor_type_traits(static_cast<std::uint32_t>(t))->block_bytes);
@@ -114,10 +103,9 @@ TEST_CASE("K-quant dot products: every ISA matches the scalar twin", "[kquants][
                     const float expect = scalar_dot(t)(n, w.data(), aq.data());
                     double mag = 0, ref = 0;
                     float_reference(t, w.data(), reinterpret_cast<const BlockQ8K*>(aq.data()), n, &ref, &mag);
-                    for (const auto& v : variants()) {
-                        if (!v.available) continue;
-                        const float got = pick(v, t)(n, wp, ap);
-                        INFO(ember::tensor_type_name(t) << " " << v.name << " nb=" << nb
+                    for (Isa isa : simd_isas()) {
+                        const float got = type_kernels(t, isa)->vec_dot(n, wp, ap);
+                        INFO(ember::tensor_type_name(t) << " " << isa_name(isa) << " nb=" << nb
                              << " source=" << source << " offset=" << offset);
                         CHECK(std::fabs(double(got) - expect) <= kIsaRelTol * mag + 1e-30);
                         ++n_checked;
@@ -171,31 +159,25 @@ TEST_CASE("K-quant dot products approximate the float dot product", "[kquants]")
 }
 
 TEST_CASE("K-quant tiles equal the dot products of their ISA", "[kquants][isa]") {
-    using ember::kernels::Isa;
-    using ember::kernels::isa_available;
+    // Bit for bit: a row's result must not depend on how many tokens share the tile (batch
+    // invariance), so tiles and vec_dot must do the same arithmetic.
     std::mt19937 rng(77);
-    const bool avx2 = isa_available(Isa::avx2), vnni = avx2 && kquant_has_avxvnni();
-    const bool avx512 = isa_available(Isa::avx512);
-    const struct {
+    struct Case {
         TensorType t;
         TileFn tile;
         VecDotFn dot;
-        bool available;
-        const char* isa;
-    } all_cases[] = {
-        {TensorType::Q4_K, tile_q4_k_q8_k_avx2, vec_dot_q4_k_q8_k_avx2, avx2, "avx2"},
-        {TensorType::Q5_K, tile_q5_k_q8_k_avx2, vec_dot_q5_k_q8_k_avx2, avx2, "avx2"},
-        {TensorType::Q6_K, tile_q6_k_q8_k_avx2, vec_dot_q6_k_q8_k_avx2, avx2, "avx2"},
-        {TensorType::Q4_K, tile_q4_k_q8_k_avx2_vnni, vec_dot_q4_k_q8_k_avx2_vnni, vnni, "avx2_vnni"},
-        {TensorType::Q5_K, tile_q5_k_q8_k_avx2_vnni, vec_dot_q5_k_q8_k_avx2_vnni, vnni, "avx2_vnni"},
-        {TensorType::Q6_K, tile_q6_k_q8_k_avx2_vnni, vec_dot_q6_k_q8_k_avx2_vnni, vnni, "avx2_vnni"},
-        {TensorType::Q4_K, tile_q4_k_q8_k_avx512, vec_dot_q4_k_q8_k_avx512, avx512, "avx512"},
-        {TensorType::Q5_K, tile_q5_k_q8_k_avx512, vec_dot_q5_k_q8_k_avx512, avx512, "avx512"},
-        {TensorType::Q6_K, tile_q6_k_q8_k_avx512, vec_dot_q6_k_q8_k_avx512, avx512, "avx512"}};
-    if (!avx2) WARN("no AVX2 on this CPU: tile test skipped");
+        std::string_view isa;
+    };
+    std::vector<Case> all_cases;
+    for (Isa isa : simd_isas()) {
+        for (TensorType t : kWeightTypes) {
+            const auto* k = type_kernels(t, isa);
+            if (k->tile != nullptr) all_cases.push_back({t, k->tile, k->vec_dot, isa_name(isa)});
+        }
+    }
+    if (all_cases.empty()) WARN("no SIMD K-quant tiles on this CPU: tile test skipped");
     for (const auto& c : all_cases) {
-        if (!c.available) continue;
-        INFO(c.isa);
+        INFO(std::string(c.isa));
         for (std::int64_t nb : {1, 3}) {
             const std::int64_t n = nb * kQK_K;
             const std::int64_t n_w = 5;

@@ -1,56 +1,28 @@
 // AVX2 K-quant x Q8_K dot products, plain (Haswell) and with AVX-VNNI (vpdpwssd fuses the
-// int16 scale multiply-add with the accumulation). Kernel code only: raw pointers, intrinsics,
-// internal-linkage helpers. Per superblock the int32 sums stay in vector lanes and are
-// converted to float once; the min / -32 offset terms come from the activations' bsums.
-#include <immintrin.h>
+// int16 scale multiply-add with the accumulation): kquant_avx2.cpp instantiates kVnni = false,
+// kquant_avx2_vnni.cpp (the only TU built with -mavxvnni) kVnni = true. Per superblock the
+// int32 sums stay in vector lanes and are converted to float once; the min / -32 offset terms
+// come from the activations' bsums. Kernel bodies only, internal linkage.
+#pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/kquant.hpp"
+#include "kernels/isa/isa_kernels.hpp"
+#include "kernels/isa/tile_sweep-inl.hpp"
+#include "kernels/isa/x86_common-inl.hpp"
+#include "kernels/kquant_blocks.hpp"
 
 namespace ember::kernels {
 namespace {
 
-inline float hsum_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-inline float fp16(std::uint16_t h) { return _cvtsh_ss(h); }
-
-/// 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a Q4_K/Q5_K block, without memory trips.
-inline __m128i unpack_scales_k4(const std::uint8_t* q) {
-    std::uint32_t w0, w1, w2;
-    __builtin_memcpy(&w0, q, 4);
-    __builtin_memcpy(&w1, q + 4, 4);
-    __builtin_memcpy(&w2, q + 8, 4);
-    const std::uint32_t sc_lo = w0 & 0x3F3F3F3Fu;
-    const std::uint32_t m_lo = w1 & 0x3F3F3F3Fu;
-    const std::uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | (((w0 >> 6) & 0x03030303u) << 4);
-    const std::uint32_t m_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | (((w1 >> 6) & 0x03030303u) << 4);
-    return _mm_set_epi32(static_cast<int>(m_hi), static_cast<int>(m_lo),
-                         static_cast<int>(sc_hi), static_cast<int>(sc_lo));
-}
-
 /// sum += p (int16 pairs) * s (int16), as int32.
 template <bool kVnni>
 inline __m256i madd_acc(__m256i sum, __m256i p, __m256i s) {
-    if constexpr (kVnni) {
-        return _mm256_dpwssd_avx_epi32(sum, p, s);
-    } else {
-        return _mm256_add_epi32(sum, _mm256_madd_epi16(p, s));
-    }
-}
-
-/// Sum over j of mins[j] * (bsums[2j] + bsums[2j+1]) in 8 int32 lanes.
-inline __m256i mins_dot_bsums(__m128i sm, const std::uint8_t* bsums) {
-    const __m128i mins = _mm_unpackhi_epi64(sm, sm);
-    const __m256i mins2 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));  // m0 m0 m1 m1 ..
-    const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
-    return _mm256_madd_epi16(bs, mins2);
+#if defined(__AVXVNNI__)
+    if constexpr (kVnni) return _mm256_dpwssd_avx_epi32(sum, p, s);
+#endif
+    return _mm256_add_epi32(sum, _mm256_madd_epi16(p, s));
 }
 
 /// Shuffle controls that broadcast int16 word j of each 128-bit lane.
@@ -78,7 +50,7 @@ float dot_q45_k(std::int64_t n, const void* vx, const void* vy) {
         const float dy = kq_ld_f32(yb);
         const __m128i sm = unpack_scales_k4(scales);
         const __m256i prod_m = mins_dot_bsums(sm, (yb + offsetof(BlockQ8K, bsums)));
-        acc_m = _mm256_fmadd_ps(_mm256_set1_ps(dy * fp16(dmin16)), _mm256_cvtepi32_ps(prod_m), acc_m);
+        acc_m = _mm256_fmadd_ps(_mm256_set1_ps(dy * h2f(dmin16)), _mm256_cvtepi32_ps(prod_m), acc_m);
 
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
         const std::uint8_t* a = yb + offsetof(BlockQ8K, qs);
@@ -99,7 +71,7 @@ float dot_q45_k(std::int64_t n, const void* vx, const void* vy) {
             sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(lo, a0), _mm256_shuffle_epi8(sc, ctl[2 * k]));
             sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(hi, a1), _mm256_shuffle_epi8(sc, ctl[2 * k + 1]));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * fp16(d16)), _mm256_cvtepi32_ps(sumi), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * h2f(d16)), _mm256_cvtepi32_ps(sumi), acc);
     }
     return hsum_ps(acc) - hsum_ps(acc_m);
 }
@@ -155,7 +127,7 @@ float dot_q6_k(std::int64_t n, const void* vx, const void* vy) {
             sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(q4, _mm256_loadu_si256(av + 3)),
                                    _mm256_shuffle_epi8(sc, ctl[3]));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(yb) * fp16(kq_ld_u16(xb + offsetof(BlockQ6K, d)))), _mm256_cvtepi32_ps(sumi), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(yb) * h2f(kq_ld_u16(xb + offsetof(BlockQ6K, d)))), _mm256_cvtepi32_ps(sumi), acc);
     }
     return hsum_ps(acc);
 }
@@ -178,7 +150,7 @@ void dot_q45_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std:
         [[maybe_unused]] const std::uint8_t* qhp = xb + offsetof(BlockQ5K, qh);
         const std::uint16_t d16 = kq_ld_u16(xb + offsetof(BlockQ4K, d));
         const std::uint16_t dmin16 = kq_ld_u16(xb + offsetof(BlockQ4K, dmin));
-        const float d = fp16(d16), dmin = fp16(dmin16);
+        const float d = h2f(d16), dmin = h2f(dmin16);
         const __m128i sm = unpack_scales_k4(scales);
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
         const std::uint8_t* y[NT];  // Q8_K block i of each token
@@ -256,71 +228,50 @@ void dot_q6_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std::
             }
         }
         for (int t = 0; t < NT; ++t) {
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * fp16(kq_ld_u16(xb + offsetof(BlockQ6K, d)))), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * h2f(kq_ld_u16(xb + offsetof(BlockQ6K, d)))), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
         }
     }
     for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-using MultiDot = void (*)(std::int64_t, const void*, const std::uint8_t*, std::size_t, float*);
-using SingleDot = float (*)(std::int64_t, const void*, const void*);
-
-/// y[t * ldy + r] for all rows and tokens: groups of 4 tokens, then 3 or 2, a last single
-/// token through the single-token kernel.
-inline void tile(const MultiDot* multi /* NT 2..4 */, SingleDot single, std::int64_t n, const void* w,
-                 std::size_t w_stride, std::int64_t n_w, const void* a, std::size_t a_stride,
-                 std::int64_t n_a, float* y, std::int64_t ldy) {
-    const auto* wb = static_cast<const std::uint8_t*>(w);
-    const auto* ab = static_cast<const std::uint8_t*>(a);
-    for (std::int64_t r = 0; r < n_w; ++r) {
-        const std::uint8_t* wr = wb + static_cast<std::size_t>(r) * w_stride;
-        for (std::int64_t t = 0; t < n_a; t += 4) {
-            const std::int64_t nt = n_a - t < 4 ? n_a - t : 4;
-            const std::uint8_t* at = ab + static_cast<std::size_t>(t) * a_stride;
-            if (nt == 1) {
-                y[t * ldy + r] = single(n, wr, at);
-                continue;
-            }
-            float out[4];
-            multi[nt - 2](n, wr, at, a_stride, out);
-            for (std::int64_t j = 0; j < nt; ++j) y[(t + j) * ldy + r] = out[j];
-        }
-    }
+/// Single-token kernels in the MultiDot shape (a_stride unused).
+template <bool kVnni, bool kQ5>
+void dot_q45_k_one(std::int64_t n, const void* w, const std::uint8_t* a, std::size_t, float* out) {
+    *out = dot_q45_k<kVnni, kQ5>(n, w, a);
+}
+template <bool kVnni>
+void dot_q6_k_one(std::int64_t n, const void* w, const std::uint8_t* a, std::size_t, float* out) {
+    *out = dot_q6_k<kVnni>(n, w, a);
 }
 
+/// Token groups of 1 (the single-token kernel: bit-identical to vec_dot), 2, 3 and 4.
 template <bool kVnni>
-struct Multi {
-    static constexpr MultiDot q4[3] = {dot_q45_k_multi<kVnni, false, 2>, dot_q45_k_multi<kVnni, false, 3>,
-                                       dot_q45_k_multi<kVnni, false, 4>};
-    static constexpr MultiDot q5[3] = {dot_q45_k_multi<kVnni, true, 2>, dot_q45_k_multi<kVnni, true, 3>,
-                                       dot_q45_k_multi<kVnni, true, 4>};
-    static constexpr MultiDot q6[3] = {dot_q6_k_multi<kVnni, 2>, dot_q6_k_multi<kVnni, 3>, dot_q6_k_multi<kVnni, 4>};
+struct KquantTiles {
+    static constexpr MultiDot q4[4] = {dot_q45_k_one<kVnni, false>, dot_q45_k_multi<kVnni, false, 2>,
+                                       dot_q45_k_multi<kVnni, false, 3>, dot_q45_k_multi<kVnni, false, 4>};
+    static constexpr MultiDot q5[4] = {dot_q45_k_one<kVnni, true>, dot_q45_k_multi<kVnni, true, 2>,
+                                       dot_q45_k_multi<kVnni, true, 3>, dot_q45_k_multi<kVnni, true, 4>};
+    static constexpr MultiDot q6[4] = {dot_q6_k_one<kVnni>, dot_q6_k_multi<kVnni, 2>, dot_q6_k_multi<kVnni, 3>,
+                                       dot_q6_k_multi<kVnni, 4>};
 };
 
 }  // namespace
-
-float vec_dot_q4_k_q8_k_avx2(std::int64_t n, const void* x, const void* y) { return dot_q45_k<false, false>(n, x, y); }
-float vec_dot_q5_k_q8_k_avx2(std::int64_t n, const void* x, const void* y) { return dot_q45_k<false, true>(n, x, y); }
-float vec_dot_q6_k_q8_k_avx2(std::int64_t n, const void* x, const void* y) { return dot_q6_k<false>(n, x, y); }
-float vec_dot_q4_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y) { return dot_q45_k<true, false>(n, x, y); }
-float vec_dot_q5_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y) { return dot_q45_k<true, true>(n, x, y); }
-float vec_dot_q6_k_q8_k_avx2_vnni(std::int64_t n, const void* x, const void* y) { return dot_q6_k<true>(n, x, y); }
-
 }  // namespace ember::kernels
 
-namespace ember::kernels {
-
-#define EMBER_KQ_TILE(name, table, single)                                                          \
-    void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w, const void* a, \
-              std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy) {                 \
-        tile(table, single, n, w, w_stride, n_w, a, a_stride, n_a, y, ldy);                        \
+/// Defines vec_dot_q4_k ... and tile_q4_k ... of the enclosing ISA namespace.
+#define EMBER_KQUANT_AVX2_EXPORTS(kVnni)                                                              \
+    float vec_dot_q4_k(std::int64_t n, const void* x, const void* y) { return dot_q45_k<kVnni, false>(n, x, y); } \
+    float vec_dot_q5_k(std::int64_t n, const void* x, const void* y) { return dot_q45_k<kVnni, true>(n, x, y); } \
+    float vec_dot_q6_k(std::int64_t n, const void* x, const void* y) { return dot_q6_k<kVnni>(n, x, y); } \
+    void tile_q4_k(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a,   \
+                   std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {                    \
+        sweep_rows_by4(KquantTiles<kVnni>::q4, n, w, ws, n_w, a, as, n_a, y, ldy);                    \
+    }                                                                                                 \
+    void tile_q5_k(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a,   \
+                   std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {                    \
+        sweep_rows_by4(KquantTiles<kVnni>::q5, n, w, ws, n_w, a, as, n_a, y, ldy);                    \
+    }                                                                                                 \
+    void tile_q6_k(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a,   \
+                   std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {                    \
+        sweep_rows_by4(KquantTiles<kVnni>::q6, n, w, ws, n_w, a, as, n_a, y, ldy);                    \
     }
-EMBER_KQ_TILE(tile_q4_k_q8_k_avx2, Multi<false>::q4, vec_dot_q4_k_q8_k_avx2)
-EMBER_KQ_TILE(tile_q5_k_q8_k_avx2, Multi<false>::q5, vec_dot_q5_k_q8_k_avx2)
-EMBER_KQ_TILE(tile_q6_k_q8_k_avx2, Multi<false>::q6, vec_dot_q6_k_q8_k_avx2)
-EMBER_KQ_TILE(tile_q4_k_q8_k_avx2_vnni, Multi<true>::q4, vec_dot_q4_k_q8_k_avx2_vnni)
-EMBER_KQ_TILE(tile_q5_k_q8_k_avx2_vnni, Multi<true>::q5, vec_dot_q5_k_q8_k_avx2_vnni)
-EMBER_KQ_TILE(tile_q6_k_q8_k_avx2_vnni, Multi<true>::q6, vec_dot_q6_k_q8_k_avx2_vnni)
-#undef EMBER_KQ_TILE
-
-}  // namespace ember::kernels

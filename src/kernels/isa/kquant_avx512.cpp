@@ -8,44 +8,16 @@
 // -W(maybe-)uninitialized on every masked-out intrinsic: a known false positive.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/kquant.hpp"
+#include "kernels/isa/isa_kernels.hpp"
+#include "kernels/isa/tile_sweep-inl.hpp"
+#include "kernels/isa/x86_common-inl.hpp"
+#include "kernels/kquant_blocks.hpp"
 
 namespace ember::kernels {
 namespace {
-
-inline float hsum_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-inline float fp16(std::uint16_t h) { return _cvtsh_ss(h); }
-
-inline __m128i unpack_scales_k4(const std::uint8_t* q) {
-    std::uint32_t w0, w1, w2;
-    __builtin_memcpy(&w0, q, 4);
-    __builtin_memcpy(&w1, q + 4, 4);
-    __builtin_memcpy(&w2, q + 8, 4);
-    const std::uint32_t sc_lo = w0 & 0x3F3F3F3Fu;
-    const std::uint32_t m_lo = w1 & 0x3F3F3F3Fu;
-    const std::uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | (((w0 >> 6) & 0x03030303u) << 4);
-    const std::uint32_t m_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | (((w1 >> 6) & 0x03030303u) << 4);
-    return _mm_set_epi32(static_cast<int>(m_hi), static_cast<int>(m_lo),
-                         static_cast<int>(sc_hi), static_cast<int>(sc_lo));
-}
-
-inline __m256i mins_dot_bsums(__m128i sm, const std::uint8_t* bsums) {
-    const __m128i mins = _mm_unpackhi_epi64(sm, sm);
-    const __m256i mins2 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));
-    const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
-    return _mm256_madd_epi16(bs, mins2);
-}
 
 /// vpshufb control: words `lo` in 128-bit lanes 0-1 and `hi` in lanes 2-3 (of a broadcast xmm).
 inline __m512i word_bcast_halves(int lo, int hi) {
@@ -89,7 +61,7 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
         [[maybe_unused]] const std::uint8_t* qhp = xb + offsetof(BlockQ5K, qh);
         const std::uint16_t d16 = kq_ld_u16(xb + offsetof(BlockQ4K, d));
         const std::uint16_t dmin16 = kq_ld_u16(xb + offsetof(BlockQ4K, dmin));
-        const float d = fp16(d16), dmin = fp16(dmin16);
+        const float d = h2f(d16), dmin = h2f(dmin16);
         const __m128i sm = unpack_scales_k4(scales);
         const __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
         __m512i qh;
@@ -152,7 +124,7 @@ void dot_q6_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t
                 _mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_rolv_epi64(qh, qh_rot1), m30, 0xF8);
         }
         for (int g = 0; g < 4; ++g) s[g] = _mm512_permutexvar_epi16(sc_idx[g], scz);
-        const float d = fp16(kq_ld_u16(xb + offsetof(BlockQ6K, d)));
+        const float d = h2f(kq_ld_u16(xb + offsetof(BlockQ6K, d)));
         for (int t = 0; t < NT; ++t) {
             const std::uint8_t* y = a + static_cast<std::size_t>(t) * a_stride + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
             // -32 offset of every q: sum_j sc[j] * bsums[j] * 32, subtracted up front.
@@ -169,52 +141,39 @@ void dot_q6_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t
     for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]);
 }
 
-using MultiDot = void (*)(std::int64_t, const void*, const std::uint8_t*, std::size_t, float*);
-
-/// y[t * ldy + r] for all rows and tokens, tokens in groups of 4 (then 3, 2, 1).
-inline void tile(const MultiDot* by_nt, std::int64_t n, const void* w, std::size_t w_stride,
-                 std::int64_t n_w, const void* a, std::size_t a_stride, std::int64_t n_a, float* y,
-                 std::int64_t ldy) {
-    const auto* wb = static_cast<const std::uint8_t*>(w);
-    const auto* ab = static_cast<const std::uint8_t*>(a);
-    for (std::int64_t r = 0; r < n_w; ++r) {
-        const std::uint8_t* wr = wb + static_cast<std::size_t>(r) * w_stride;
-        for (std::int64_t t = 0; t < n_a; t += 4) {
-            const std::int64_t nt = n_a - t < 4 ? n_a - t : 4;
-            float out[4];
-            by_nt[nt - 1](n, wr, ab + static_cast<std::size_t>(t) * a_stride, a_stride, out);
-            for (std::int64_t j = 0; j < nt; ++j) y[(t + j) * ldy + r] = out[j];
-        }
-    }
-}
-
 constexpr MultiDot kQ4[4] = {dot_q45_k<false, 1>, dot_q45_k<false, 2>, dot_q45_k<false, 3>, dot_q45_k<false, 4>};
 constexpr MultiDot kQ5[4] = {dot_q45_k<true, 1>, dot_q45_k<true, 2>, dot_q45_k<true, 3>, dot_q45_k<true, 4>};
 constexpr MultiDot kQ6[4] = {dot_q6_k<1>, dot_q6_k<2>, dot_q6_k<3>, dot_q6_k<4>};
 
-inline float dot1(MultiDot f, std::int64_t n, const void* x, const void* y) {
-    float out;
-    f(n, x, static_cast<const std::uint8_t*>(y), 0, &out);
-    return out;
-}
-
 }  // namespace
 
-float vec_dot_q4_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot1(kQ4[0], n, x, y); }
-float vec_dot_q5_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot1(kQ5[0], n, x, y); }
-float vec_dot_q6_k_q8_k_avx512(std::int64_t n, const void* x, const void* y) { return dot1(kQ6[0], n, x, y); }
-
-void tile_q4_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
-                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy) {
-    tile(kQ4, n, w, w_stride, n_w, a, a_stride, n_a, y, ldy);
+namespace avx512 {
+float vec_dot_q4_k(std::int64_t n, const void* x, const void* y) {
+    float out;
+    dot_q45_k<false, 1>(n, x, static_cast<const std::uint8_t*>(y), 0, &out);
+    return out;
 }
-void tile_q5_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
-                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy) {
-    tile(kQ5, n, w, w_stride, n_w, a, a_stride, n_a, y, ldy);
+float vec_dot_q5_k(std::int64_t n, const void* x, const void* y) {
+    float out;
+    dot_q45_k<true, 1>(n, x, static_cast<const std::uint8_t*>(y), 0, &out);
+    return out;
 }
-void tile_q6_k_q8_k_avx512(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,
-                           const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy) {
-    tile(kQ6, n, w, w_stride, n_w, a, a_stride, n_a, y, ldy);
+float vec_dot_q6_k(std::int64_t n, const void* x, const void* y) {
+    float out;
+    dot_q6_k<1>(n, x, static_cast<const std::uint8_t*>(y), 0, &out);
+    return out;
 }
-
+void tile_q4_k(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a, std::size_t as,
+               std::int64_t n_a, float* y, std::int64_t ldy) {
+    sweep_rows_by4(kQ4, n, w, ws, n_w, a, as, n_a, y, ldy);
+}
+void tile_q5_k(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a, std::size_t as,
+               std::int64_t n_a, float* y, std::int64_t ldy) {
+    sweep_rows_by4(kQ5, n, w, ws, n_w, a, as, n_a, y, ldy);
+}
+void tile_q6_k(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a, std::size_t as,
+               std::int64_t n_a, float* y, std::int64_t ldy) {
+    sweep_rows_by4(kQ6, n, w, ws, n_w, a, as, n_a, y, ldy);
+}
+}  // namespace avx512
 }  // namespace ember::kernels

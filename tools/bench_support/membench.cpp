@@ -1,6 +1,6 @@
-#include "runtime/membench.hpp"
+#include "bench_support/membench.hpp"
 
-#include <emmintrin.h>  // SSE2: part of baseline x86-64
+#include <xsimd/xsimd.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -15,20 +15,20 @@
 namespace ember {
 namespace {
 
-// Sums 16-byte words of [p, p + n) with four independent accumulators (loads dominate).
+// Sums the 64-bit words of [p, p + n) with four independent vector accumulators of the baseline
+// SIMD width (SSE2 on x86-64, NEON on ARM64): loads dominate.
 std::uint64_t read_slice(const std::uint8_t* p, std::size_t n) {
-    __m128i s0 = _mm_setzero_si128(), s1 = s0, s2 = s0, s3 = s0;
-    const std::size_t n64 = n / 64 * 64;
-    for (std::size_t i = 0; i < n64; i += 64) {
-        s0 = _mm_add_epi64(s0, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i)));
-        s1 = _mm_add_epi64(s1, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 16)));
-        s2 = _mm_add_epi64(s2, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 32)));
-        s3 = _mm_add_epi64(s3, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 48)));
+    using B = xsimd::batch<std::uint64_t>;
+    constexpr std::size_t kStep = 4 * B::size * sizeof(std::uint64_t);
+    const auto* w = reinterpret_cast<const std::uint64_t*>(p);
+    B s0(std::uint64_t{0}), s1 = s0, s2 = s0, s3 = s0;
+    for (std::size_t i = 0; i + kStep <= n; i += kStep, w += 4 * B::size) {
+        s0 += B::load_aligned(w);
+        s1 += B::load_aligned(w + B::size);
+        s2 += B::load_aligned(w + 2 * B::size);
+        s3 += B::load_aligned(w + 3 * B::size);
     }
-    const __m128i s = _mm_add_epi64(_mm_add_epi64(s0, s1), _mm_add_epi64(s2, s3));
-    alignas(16) std::uint64_t lanes[2];
-    _mm_store_si128(reinterpret_cast<__m128i*>(lanes), s);
-    return lanes[0] + lanes[1];
+    return xsimd::hadd((s0 + s1) + (s2 + s3));
 }
 
 }  // namespace

@@ -3,11 +3,12 @@
 // from the activation block sums), then once in float.
 #include <cstdint>
 
-#include "kernels/kquant.hpp"
+#include "kernels/isa/isa_kernels.hpp"
+#include "kernels/kquant_blocks.hpp"
 
-namespace ember::kernels {
+namespace ember::kernels::scalar {
 
-float vec_dot_q4_k_q8_k_scalar(std::int64_t n, const void* vx, const void* vy) {
+float vec_dot_q4_k(std::int64_t n, const void* vx, const void* vy) {
     const auto* x = static_cast<const BlockQ4K*>(vx);
     const auto* y = static_cast<const BlockQ8K*>(vy);
     float sum = 0;
@@ -34,7 +35,7 @@ float vec_dot_q4_k_q8_k_scalar(std::int64_t n, const void* vx, const void* vy) {
     return sum;
 }
 
-float vec_dot_q5_k_q8_k_scalar(std::int64_t n, const void* vx, const void* vy) {
+float vec_dot_q5_k(std::int64_t n, const void* vx, const void* vy) {
     const auto* x = static_cast<const BlockQ5K*>(vx);
     const auto* y = static_cast<const BlockQ8K*>(vy);
     float sum = 0;
@@ -64,7 +65,7 @@ float vec_dot_q5_k_q8_k_scalar(std::int64_t n, const void* vx, const void* vy) {
     return sum;
 }
 
-float vec_dot_q6_k_q8_k_scalar(std::int64_t n, const void* vx, const void* vy) {
+float vec_dot_q6_k(std::int64_t n, const void* vx, const void* vy) {
     const auto* x = static_cast<const BlockQ6K*>(vx);
     const auto* y = static_cast<const BlockQ8K*>(vy);
     float sum = 0;
@@ -95,4 +96,4 @@ float vec_dot_q6_k_q8_k_scalar(std::int64_t n, const void* vx, const void* vy) {
     return sum;
 }
 
-}  // namespace ember::kernels
+}  // namespace ember::kernels::scalar

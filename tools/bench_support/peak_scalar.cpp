@@ -1,6 +1,6 @@
 // Scalar peak loops (baseline x86-64): independent multiply-add chains that the compiler cannot
 // collapse (each step depends on the previous value through a multiply).
-#include "kernels/peak.hpp"
+#include "bench_support/peak.hpp"
 
 namespace ember::kernels {
 

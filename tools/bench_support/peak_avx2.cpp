@@ -1,8 +1,8 @@
-// AVX2 / AVX-VNNI peak loops: 12 independent accumulator chains, enough to hide the latency of
+// AVX2 peak loops: 12 independent accumulator chains, enough to hide the latency of
 // vpdpbusd / vfmadd on two ports. Kernel code only.
 #include <immintrin.h>
 
-#include "kernels/peak.hpp"
+#include "bench_support/peak.hpp"
 
 namespace ember::kernels {
 namespace {
@@ -28,25 +28,6 @@ std::int64_t peak_int8_avx2(std::int64_t iters, std::int32_t* sink) noexcept {
     for (std::int64_t it = 0; it < iters; ++it) {
 // The accumulator feeds the next product, so nothing can be hoisted out of the loop.
 #define STEP(i) acc##i = _mm256_add_epi32(acc##i, _mm256_madd_epi16(_mm256_maddubs_epi16(acc##i, b), ones));
-        EMBER_PEAK_12(STEP)
-#undef STEP
-    }
-    __m256i s = _mm256_setzero_si256();
-#define SUM(i) s = _mm256_add_epi32(s, acc##i);
-    EMBER_PEAK_12(SUM)
-#undef SUM
-    *sink = hsum_epi32(s);
-    return iters * 12 * 32 * 2;
-}
-
-std::int64_t peak_int8_avx2_vnni(std::int64_t iters, std::int32_t* sink) noexcept {
-    const __m256i a = _mm256_set1_epi8(static_cast<char>(*sink | 1));
-    const __m256i b = _mm256_set1_epi8(3);
-#define DECL(i) __m256i acc##i = _mm256_setzero_si256();
-    EMBER_PEAK_12(DECL)
-#undef DECL
-    for (std::int64_t it = 0; it < iters; ++it) {
-#define STEP(i) acc##i = _mm256_dpbusd_avx_epi32(acc##i, a, b);
         EMBER_PEAK_12(STEP)
 #undef STEP
     }

@@ -2,7 +2,7 @@
 // latency up to 6). Kernel code only.
 #include <immintrin.h>
 
-#include "kernels/peak.hpp"
+#include "bench_support/peak.hpp"
 
 namespace ember::kernels {
 

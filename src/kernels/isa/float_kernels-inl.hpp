@@ -1,0 +1,329 @@
+// The float kernels, written once with xsimd and instantiated per architecture by
+// float_<isa>.cpp (AVX2+FMA, AVX-512, NEON). Semantics are those of the scalar twins in
+// float_scalar.cpp (the test oracle); results may differ from them only by float rounding.
+// Tails are run through a zero-padded lane buffer so every element sees the same vector
+// arithmetic (a row's result does not depend on where it sits in a batch).
+// Kernel bodies only, internal linkage (see x86_common-inl.hpp): include from ISA TUs alone.
+#pragma once
+
+// xsimd 8.1's complex loads leave a register "uninitialized" before inserting both halves, and
+// GCC 12 warns (false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <xsimd/xsimd.hpp>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+#include "kernels/attention.hpp"
+
+namespace ember::kernels {
+namespace {
+
+template <class A> using FB = xsimd::batch<float, A>;
+template <class A> using UB = xsimd::batch<std::uint32_t, A>;
+template <class A> constexpr std::int64_t kLanes = static_cast<std::int64_t>(FB<A>::size);
+
+/// Loads min(left, lanes) floats, zeros after them.
+template <class A>
+inline FB<A> load_part(const float* p, std::int64_t left) {
+    if (left >= kLanes<A>) return FB<A>::load_unaligned(p);
+    alignas(64) float buf[kLanes<A>] = {};
+    __builtin_memcpy(buf, p, static_cast<std::size_t>(left) * sizeof(float));
+    return FB<A>::load_aligned(buf);
+}
+template <class A>
+inline void store_part(float* p, FB<A> v, std::int64_t left) {
+    if (left >= kLanes<A>) {
+        v.store_unaligned(p);
+        return;
+    }
+    alignas(64) float buf[kLanes<A>];
+    v.store_aligned(buf);
+    __builtin_memcpy(p, buf, static_cast<std::size_t>(left) * sizeof(float));
+}
+
+// --- 16-bit floats: lanes widened to fp32 (bf16 by a shift, fp16 by the ISA's converter) ------
+template <class A>
+inline FB<A> widen_bf16(const std::uint16_t* p, std::int64_t left) {
+    alignas(64) std::uint32_t buf[kLanes<A>] = {};
+    const std::int64_t m = left < kLanes<A> ? left : kLanes<A>;
+    for (std::int64_t i = 0; i < m; ++i) buf[i] = static_cast<std::uint32_t>(p[i]) << 16;
+    return xsimd::bitwise_cast<FB<A>>(UB<A>::load_aligned(buf));
+}
+
+template <class A>
+inline FB<A> widen_fp16(const std::uint16_t* p, std::int64_t left) {
+    alignas(64) std::uint16_t h[kLanes<A>] = {};
+    const std::uint16_t* src = p;
+    if (left < kLanes<A>) {
+        __builtin_memcpy(h, p, static_cast<std::size_t>(left) * 2);
+        src = h;
+    }
+#if defined(__AVX512F__)
+    if constexpr (kLanes<A> == 16) return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+#endif
+#if defined(__F16C__)
+    if constexpr (kLanes<A> == 8) return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+#endif
+#if defined(__aarch64__)
+    if constexpr (kLanes<A> == 4) {
+        uint16x4_t raw;
+        __builtin_memcpy(&raw, src, 8);
+        return vcvt_f32_f16(vreinterpret_f16_u16(raw));
+    }
+#endif
+    static_assert(kLanes<A> == 4 || kLanes<A> == 8 || kLanes<A> == 16, "no fp16 converter for this width");
+    return FB<A>(0.0f);
+}
+
+/// n fp32 to fp16, round to nearest even (the hardware converters match fp32_to_fp16 exactly).
+template <class A>
+inline void narrow_fp16(const float* x, std::uint16_t* y, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; i += kLanes<A>) {
+        const std::int64_t left = n - i;
+        alignas(64) std::uint16_t h[kLanes<A>];
+        const FB<A> v = load_part<A>(x + i, left);
+#if defined(__AVX512F__)
+        if constexpr (kLanes<A> == 16) _mm256_store_si256(reinterpret_cast<__m256i*>(h), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+#endif
+#if defined(__F16C__)
+        if constexpr (kLanes<A> == 8) _mm_store_si128(reinterpret_cast<__m128i*>(h), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+#endif
+#if defined(__aarch64__)
+        if constexpr (kLanes<A> == 4) vst1_u16(h, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+#endif
+        __builtin_memcpy(y + i, h, static_cast<std::size_t>(left < kLanes<A> ? left : kLanes<A>) * 2);
+    }
+}
+
+/// n fp32 to bf16, round to nearest even, nan kept quiet (fp32_to_bf16).
+template <class A>
+inline void narrow_bf16(const float* x, std::uint16_t* y, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; i += kLanes<A>) {
+        const std::int64_t left = n - i;
+        const UB<A> u = xsimd::bitwise_cast<UB<A>>(load_part<A>(x + i, left));
+        const UB<A> rounded = (u + (UB<A>(0x7fffu) + ((u >> 16) & UB<A>(1u)))) >> 16;
+        const UB<A> nan = (u >> 16) | UB<A>(64u);
+        const UB<A> r = xsimd::select((u & UB<A>(0x7fffffffu)) > UB<A>(0x7f800000u), nan, rounded);
+        alignas(64) std::uint32_t buf[kLanes<A>];
+        r.store_aligned(buf);
+        const std::int64_t m = left < kLanes<A> ? left : kLanes<A>;
+        for (std::int64_t j = 0; j < m; ++j) y[i + j] = static_cast<std::uint16_t>(buf[j]);
+    }
+}
+
+template <class A>
+inline void widen_fp16_row(const std::uint16_t* h, float* y, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; i += kLanes<A>) store_part<A>(y + i, widen_fp16<A>(h + i, n - i), n - i);
+}
+template <class A>
+inline void widen_bf16_row(const std::uint16_t* h, float* y, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; i += kLanes<A>) store_part<A>(y + i, widen_bf16<A>(h + i, n - i), n - i);
+}
+
+// --- Dot products of float rows: two accumulators, fma, one horizontal sum ---------------------
+template <class A, class Load>
+inline float dot_rows(std::int64_t n, Load load) {
+    FB<A> s0(0.0f), s1(0.0f);
+    std::int64_t i = 0;
+    for (; i + 2 * kLanes<A> <= n; i += 2 * kLanes<A>) {
+        s0 = xsimd::fma(load(0, i, kLanes<A>), load(1, i, kLanes<A>), s0);
+        s1 = xsimd::fma(load(0, i + kLanes<A>, kLanes<A>), load(1, i + kLanes<A>, kLanes<A>), s1);
+    }
+    for (; i < n; i += kLanes<A>) s0 = xsimd::fma(load(0, i, n - i), load(1, i, n - i), s0);
+    return xsimd::hadd(s0 + s1);
+}
+
+template <class A>
+inline float dot_f32(std::int64_t n, const void* w, const void* a) {
+    const float* p[2] = {static_cast<const float*>(w), static_cast<const float*>(a)};
+    return dot_rows<A>(n, [&](int k, std::int64_t i, std::int64_t left) { return load_part<A>(p[k] + i, left); });
+}
+template <class A>
+inline float dot_f16(std::int64_t n, const void* w, const void* a) {
+    const std::uint16_t* p[2] = {static_cast<const std::uint16_t*>(w), static_cast<const std::uint16_t*>(a)};
+    return dot_rows<A>(n, [&](int k, std::int64_t i, std::int64_t left) { return widen_fp16<A>(p[k] + i, left); });
+}
+template <class A>
+inline float dot_bf16(std::int64_t n, const void* w, const void* a) {
+    const std::uint16_t* p[2] = {static_cast<const std::uint16_t*>(w), static_cast<const std::uint16_t*>(a)};
+    return dot_rows<A>(n, [&](int k, std::int64_t i, std::int64_t left) { return widen_bf16<A>(p[k] + i, left); });
+}
+
+// --- Normalization, activations, residuals ---------------------------------------------------
+/// Sum of squares in double lanes (ggml sums x*x in double), then x * scale * w in float.
+template <class A>
+inline void rmsnorm(float* out, const float* x, const float* w, std::int64_t n, float eps) {
+    using DB = xsimd::batch<double, A>;
+    constexpr std::int64_t kD = static_cast<std::int64_t>(DB::size);
+    DB acc(0.0);
+    std::int64_t i = 0;
+    for (; i + kD <= n; i += kD) {
+        alignas(64) double sq[kD];
+        for (std::int64_t j = 0; j < kD; ++j) sq[j] = static_cast<double>(x[i + j] * x[i + j]);
+        acc += DB::load_aligned(sq);
+    }
+    double sum = xsimd::hadd(acc);
+    for (; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+    const float mean = static_cast<float>(sum / static_cast<double>(n));
+    const FB<A> scale(1.0f / std::sqrt(mean + eps));
+    for (i = 0; i < n; i += kLanes<A>) {
+        store_part<A>(out + i, (load_part<A>(x + i, n - i) * scale) * load_part<A>(w + i, n - i), n - i);
+    }
+}
+
+/// out = silu(gate) * up = gate / (1 + exp(-gate)) * up.
+template <class A>
+inline void swiglu(float* out, const float* gate, const float* up, std::int64_t n) {
+    const FB<A> one(1.0f);
+    for (std::int64_t i = 0; i < n; i += kLanes<A>) {
+        const FB<A> g = load_part<A>(gate + i, n - i);
+        store_part<A>(out + i, g / (one + xsimd::exp(-g)) * load_part<A>(up + i, n - i), n - i);
+    }
+}
+
+/// out = gelu(gate) * up, GELU in its tanh form: 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+template <class A>
+inline void geglu(float* out, const float* gate, const float* up, std::int64_t n) {
+    const FB<A> half(0.5f), one(1.0f), c(0.7978845608028654f), k(0.044715f);
+    for (std::int64_t i = 0; i < n; i += kLanes<A>) {
+        const FB<A> g = load_part<A>(gate + i, n - i);
+        const FB<A> inner = c * (g + k * g * g * g);
+        store_part<A>(out + i, half * g * (one + xsimd::tanh(inner)) * load_part<A>(up + i, n - i), n - i);
+    }
+}
+
+/// y += x.
+template <class A>
+inline void add(float* y, const float* x, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; i += kLanes<A>) {
+        store_part<A>(y + i, load_part<A>(y + i, n - i) + load_part<A>(x + i, n - i), n - i);
+    }
+}
+
+// --- RoPE: a pair (x0, x1) times the unit complex number (cos, sin) ----------------------------
+/// Rotates n pairs. Normal layout: pair i is (v[2i], v[2i+1]); NEOX: (v[i], v[i + n]). cs holds
+/// (cos, sin) of pair i at cs[2i], cs[2i+1].
+template <class A>
+inline void rope_pairs(float* v, std::int64_t n, const float* cs, bool neox) {
+    using CB = xsimd::batch<std::complex<float>, A>;
+    constexpr std::int64_t kC = static_cast<std::int64_t>(CB::size);
+    const auto* ccs = reinterpret_cast<const std::complex<float>*>(cs);
+    std::int64_t i = 0;
+    for (; i + kC <= n; i += kC) {
+        const CB r = CB::load_unaligned(ccs + i);
+        if (neox) {
+            const CB x = CB::load_unaligned(v + i, v + n + i);
+            (x * r).store_unaligned(v + i, v + n + i);
+        } else {
+            auto* cv = reinterpret_cast<std::complex<float>*>(v);
+            (CB::load_unaligned(cv + i) * r).store_unaligned(cv + i);
+        }
+    }
+    for (; i < n; ++i) {  // fewer than a batch of pairs left: the same products, one by one
+        float& x0 = neox ? v[i] : v[2 * i];
+        float& x1 = neox ? v[i + n] : v[2 * i + 1];
+        const float c = cs[2 * i], s = cs[2 * i + 1];
+        const float a = x0, b = x1;
+        x0 = a * c - b * s;
+        x1 = a * s + b * c;
+    }
+}
+
+template <class A>
+inline void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,
+                 const float* cs, bool neox) {
+    for (std::int64_t h = 0; h < n_heads; ++h) rope_pairs<A>(x + h * head_dim, n_rot / 2, cs, neox);
+}
+
+// --- Attention (kernels/attention.hpp) --------------------------------------------------------
+/// s[t] = exp(s[t] - max) in place for t < n; returns the sum (float lanes).
+template <class A>
+inline float softmax_numerator(float* s, std::int64_t n) {
+    float mx = -INFINITY;
+    for (std::int64_t t = 0; t < n; ++t) mx = s[t] > mx ? s[t] : mx;
+    const FB<A> vmx(mx);
+    FB<A> sum(0.0f);
+    for (std::int64_t t = 0; t < n; t += kLanes<A>) {
+        const std::int64_t left = n - t;
+        FB<A> e = xsimd::exp(load_part<A>(s + t, left) - vmx);
+        if (left < kLanes<A>) {  // padding lanes hold exp(0 - max): keep them out of the sum
+            alignas(64) float buf[kLanes<A>];
+            e.store_aligned(buf);
+            for (std::int64_t j = left; j < kLanes<A>; ++j) buf[j] = 0.0f;
+            e = FB<A>::load_aligned(buf);
+        }
+        store_part<A>(s + t, e, left);
+        sum += e;
+    }
+    return xsimd::hadd(sum);
+}
+
+template <class A>
+inline void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v,
+                   std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores) {
+    for (std::int64_t j = 0; j < n_q; ++j) {
+        const float* qj = q + j * hd;
+        float* s = scores + j * n_pos;
+        for (std::int64_t t = 0; t < n_pos; ++t) {
+            const float* kt = k + t * kv_stride;
+            FB<A> acc(0.0f);
+            for (std::int64_t i = 0; i < hd; i += kLanes<A>) {
+                acc = xsimd::fma(load_part<A>(qj + i, hd - i), load_part<A>(kt + i, hd - i), acc);
+            }
+            s[t] = xsimd::hadd(acc) * scale;
+        }
+        const FB<A> inv(1.0f / softmax_numerator<A>(s, n_pos));
+        float* o = out + j * hd;
+        for (std::int64_t i = 0; i < hd; i += kLanes<A>) {
+            FB<A> acc(0.0f);
+            for (std::int64_t t = 0; t < n_pos; ++t) {
+                acc = xsimd::fma(FB<A>(s[t]), load_part<A>(v + t * kv_stride + i, hd - i), acc);
+            }
+            store_part<A>(o + i, acc * inv, hd - i);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ember::kernels
+
+/// Defines the float kernels of the enclosing ISA namespace for xsimd architecture `Arch`.
+#define EMBER_FLOAT_EXPORTS(Arch)                                                                   \
+    float vec_dot_f32(std::int64_t n, const void* w, const void* a) { return dot_f32<Arch>(n, w, a); } \
+    float vec_dot_f16(std::int64_t n, const void* w, const void* a) { return dot_f16<Arch>(n, w, a); } \
+    float vec_dot_bf16(std::int64_t n, const void* w, const void* a) { return dot_bf16<Arch>(n, w, a); } \
+    void quantize_act_f16(const float* x, void* dst, std::int64_t n) {                              \
+        narrow_fp16<Arch>(x, static_cast<std::uint16_t*>(dst), n);                                  \
+    }                                                                                               \
+    void quantize_act_bf16(const float* x, void* dst, std::int64_t n) {                             \
+        narrow_bf16<Arch>(x, static_cast<std::uint16_t*>(dst), n);                                   \
+    }                                                                                               \
+    void dequantize_f16(const void* src, float* dst, std::int64_t n) {                              \
+        widen_fp16_row<Arch>(static_cast<const std::uint16_t*>(src), dst, n);                        \
+    }                                                                                               \
+    void dequantize_bf16(const void* src, float* dst, std::int64_t n) {                             \
+        widen_bf16_row<Arch>(static_cast<const std::uint16_t*>(src), dst, n);                        \
+    }                                                                                               \
+    void rmsnorm(float* out, const float* x, const float* w, std::int64_t n, float eps) {           \
+        ::ember::kernels::rmsnorm<Arch>(out, x, w, n, eps);                                         \
+    }                                                                                               \
+    void swiglu(float* out, const float* g, const float* u, std::int64_t n) { ::ember::kernels::swiglu<Arch>(out, g, u, n); } \
+    void geglu(float* out, const float* g, const float* u, std::int64_t n) { ::ember::kernels::geglu<Arch>(out, g, u, n); } \
+    void add(float* y, const float* x, std::int64_t n) { ::ember::kernels::add<Arch>(y, x, n); }     \
+    void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot, const float* cs, bool neox) { \
+        ::ember::kernels::rope<Arch>(x, n_heads, head_dim, n_rot, cs, neox);                        \
+    }                                                                                               \
+    void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v, \
+                std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores) { \
+        ::ember::kernels::attend<Arch>(q, n_q, hd, k, v, kv_stride, n_pos, scale, out, scores);     \
+    }

@@ -1,0 +1,117 @@
+// Scalar twins of the float kernels (float_kernels-inl.hpp): the test oracle and the
+// EMBER_ISA=scalar path. Dots of float rows sum in double; the rest is plain float arithmetic in
+// the order a reader expects (ggml's where llama.cpp parity matters: RMSNorm sums x*x in double).
+#include <cmath>
+#include <cstring>
+
+#include "kernels/fp16.hpp"
+#include "kernels/isa/isa_kernels.hpp"
+#include "kernels/quants.hpp"
+
+namespace ember::kernels::scalar {
+namespace {
+
+// Element i of an array that may sit at any address (tests pass odd offsets).
+template <class T>
+T load_at(const void* p, std::int64_t i) {
+    T v;
+    std::memcpy(&v, static_cast<const unsigned char*>(p) + i * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
+    return v;
+}
+
+template <class Widen>
+float dot_16bit(std::int64_t n, const void* w, const void* a, Widen widen) {
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        sum += static_cast<double>(widen(load_at<std::uint16_t>(w, i)) * widen(load_at<std::uint16_t>(a, i)));
+    }
+    return static_cast<float>(sum);
+}
+
+}  // namespace
+
+float vec_dot_f32(std::int64_t n, const void* w, const void* a) {
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(load_at<float>(w, i) * load_at<float>(a, i));
+    return static_cast<float>(sum);
+}
+float vec_dot_f16(std::int64_t n, const void* w, const void* a) { return dot_16bit(n, w, a, fp16_to_fp32); }
+float vec_dot_bf16(std::int64_t n, const void* w, const void* a) { return dot_16bit(n, w, a, bf16_to_fp32); }
+
+void quantize_act_f16(const float* x, void* dst, std::int64_t n) { ::ember::kernels::quantize_act_f16(x, dst, n); }
+void quantize_act_bf16(const float* x, void* dst, std::int64_t n) { ::ember::kernels::quantize_act_bf16(x, dst, n); }
+void dequantize_f16(const void* src, float* dst, std::int64_t n) { ::ember::kernels::dequantize_f16(src, dst, n); }
+void dequantize_bf16(const void* src, float* dst, std::int64_t n) { ::ember::kernels::dequantize_bf16(src, dst, n); }
+
+void rmsnorm(float* out, const float* x, const float* w, std::int64_t n, float eps) {
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+    const float mean = static_cast<float>(sum / static_cast<double>(n));
+    const float scale = 1.0f / std::sqrt(mean + eps);
+    for (std::int64_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * w[i];  // ggml: scale, then mul
+}
+
+void swiglu(float* out, const float* gate, const float* up, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        out[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+}
+
+void geglu(float* out, const float* gate, const float* up, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        out[i] = 0.5f * g * (1.0f + std::tanh(0.7978845608028654f * (g + 0.044715f * g * g * g))) * up[i];
+    }
+}
+
+void add(float* y, const float* x, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot, const float* cs,
+          bool neox) {
+    const std::int64_t half = n_rot / 2;
+    for (std::int64_t h = 0; h < n_heads; ++h) {
+        float* v = x + h * head_dim;
+        for (std::int64_t i = 0; i < half; ++i) {
+            float& x0 = neox ? v[i] : v[2 * i];
+            float& x1 = neox ? v[i + half] : v[2 * i + 1];
+            const float c = cs[2 * i], s = cs[2 * i + 1];
+            const float a = x0, b = x1;
+            x0 = a * c - b * s;
+            x1 = a * s + b * c;
+        }
+    }
+}
+
+void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v,
+            std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores) {
+    for (std::int64_t j = 0; j < n_q; ++j) {
+        const float* qj = q + j * hd;
+        float* s = scores + j * n_pos;
+        float max = -INFINITY;
+        for (std::int64_t t = 0; t < n_pos; ++t) {
+            const float* kt = k + t * kv_stride;
+            float d = 0.0f;
+            for (std::int64_t i = 0; i < hd; ++i) d += qj[i] * kt[i];
+            s[t] = d * scale;
+            max = s[t] > max ? s[t] : max;
+        }
+        float sum = 0.0f;
+        for (std::int64_t t = 0; t < n_pos; ++t) {
+            s[t] = std::exp(s[t] - max);
+            sum += s[t];
+        }
+        float* o = out + j * hd;
+        for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
+        for (std::int64_t t = 0; t < n_pos; ++t) {
+            const float* vt = v + t * kv_stride;
+            for (std::int64_t i = 0; i < hd; ++i) o[i] += s[t] * vt[i];
+        }
+        const float inv = 1.0f / sum;
+        for (std::int64_t i = 0; i < hd; ++i) o[i] *= inv;
+    }
+}
+
+}  // namespace ember::kernels::scalar

@@ -1,0 +1,52 @@
+// The register-tile driver shared by every ISA's tile kernels: n_w weight rows x n_a activation
+// rows in R x T tiles, then the R x 1, 1 x T and 1 x 1 edges. Micro::run<R, T> computes one tile;
+// each (row, token) result must not depend on R and T (batch invariance), which the tests check
+// by comparing tiles with vec_dot bit for bit. Internal linkage (see x86_common-inl.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ember::kernels {
+namespace {
+
+template <class Micro, int R, int T>
+inline void sweep_tiles(std::int64_t nb, const void* wv, std::size_t ws, std::int64_t n_w,
+                        const void* av, std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {
+    const auto* w = static_cast<const std::uint8_t*>(wv);
+    const auto* a = static_cast<const std::uint8_t*>(av);
+    std::int64_t r = 0;
+    for (; r + R <= n_w; r += R) {
+        std::int64_t t = 0;
+        for (; t + T <= n_a; t += T) Micro::template run<R, T>(nb, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
+        for (; t < n_a; ++t) Micro::template run<R, 1>(nb, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
+    }
+    for (; r < n_w; ++r) {
+        std::int64_t t = 0;
+        for (; t + T <= n_a; t += T) Micro::template run<1, T>(nb, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
+        for (; t < n_a; ++t) Micro::template run<1, 1>(nb, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
+    }
+}
+
+/// One weight row against groups of up to 4 activation rows: multi[nt - 1] handles nt rows
+/// (the K-quant tiles, which unpack each weight superblock once per group).
+using MultiDot = void (*)(std::int64_t n, const void* w, const std::uint8_t* a, std::size_t a_stride, float* out);
+
+inline void sweep_rows_by4(const MultiDot* multi, std::int64_t n, const void* w, std::size_t w_stride,
+                           std::int64_t n_w, const void* a, std::size_t a_stride, std::int64_t n_a,
+                           float* y, std::int64_t ldy) {
+    const auto* wb = static_cast<const std::uint8_t*>(w);
+    const auto* ab = static_cast<const std::uint8_t*>(a);
+    for (std::int64_t r = 0; r < n_w; ++r) {
+        const std::uint8_t* wr = wb + static_cast<std::size_t>(r) * w_stride;
+        for (std::int64_t t = 0; t < n_a; t += 4) {
+            const std::int64_t nt = n_a - t < 4 ? n_a - t : 4;
+            float out[4];
+            multi[nt - 1](n, wr, ab + static_cast<std::size_t>(t) * a_stride, a_stride, out);
+            for (std::int64_t j = 0; j < nt; ++j) y[(t + j) * ldy + r] = out[j];
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ember::kernels

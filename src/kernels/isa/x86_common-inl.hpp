@@ -1,0 +1,52 @@
+// Helpers shared by the AVX2, AVX-VNNI and AVX-512 kernel TUs (all compiled with at least AVX2 +
+// FMA + F16C). Kernel bodies only: everything has internal linkage, so each ISA TU keeps its own
+// copy and no copy compiled with wider flags can be picked by the linker for another TU.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace ember::kernels {
+namespace {
+
+inline float h2f(std::uint16_t h) { return _cvtsh_ss(h); }
+
+inline float hsum_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/// 32 unsigned nibbles of a legacy block: low nibbles in bytes 0..15, high in 16..31.
+inline __m256i nibbles(const std::uint8_t* qs) {
+    const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(t), _mm_srli_epi16(t, 4), 1);
+    return _mm256_and_si256(b, _mm256_set1_epi8(0x0f));
+}
+
+/// 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a Q4_K/Q5_K block, without memory trips.
+inline __m128i unpack_scales_k4(const std::uint8_t* q) {
+    std::uint32_t w0, w1, w2;
+    __builtin_memcpy(&w0, q, 4);
+    __builtin_memcpy(&w1, q + 4, 4);
+    __builtin_memcpy(&w2, q + 8, 4);
+    const std::uint32_t sc_lo = w0 & 0x3F3F3F3Fu;
+    const std::uint32_t m_lo = w1 & 0x3F3F3F3Fu;
+    const std::uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | (((w0 >> 6) & 0x03030303u) << 4);
+    const std::uint32_t m_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | (((w1 >> 6) & 0x03030303u) << 4);
+    return _mm_set_epi32(static_cast<int>(m_hi), static_cast<int>(m_lo),
+                         static_cast<int>(sc_hi), static_cast<int>(sc_lo));
+}
+
+/// Sum over j of mins[j] * (bsums[2j] + bsums[2j+1]) in 8 int32 lanes.
+inline __m256i mins_dot_bsums(__m128i sm, const std::uint8_t* bsums) {
+    const __m128i mins = _mm_unpackhi_epi64(sm, sm);
+    const __m256i mins2 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));  // m0 m0 m1 m1 ..
+    const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums));
+    return _mm256_madd_epi16(bs, mins2);
+}
+
+}  // namespace
+}  // namespace ember::kernels

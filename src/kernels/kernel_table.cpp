@@ -1,0 +1,175 @@
+// The traits table: every weight type's kernels on every ISA, filled here and nowhere else.
+// Each ISA starts as a copy of its parent's table (isa_parent) and overrides what it has its own
+// version of, so a lookup never walks a fallback chain and every entry is complete.
+#include <array>
+
+#include "kernels/cpu_features.hpp"
+#include "kernels/dispatch.hpp"
+#include "kernels/isa/isa_kernels.hpp"
+#include "kernels/kquant.hpp"
+#include "kernels/packed.hpp"
+#include "kernels/quants.hpp"
+
+namespace ember::kernels {
+namespace {
+
+constexpr std::size_t kMaxTypeId = 64;
+
+// Adapters from the typed block functions to the table's void-pointer signatures.
+template <class B, void (*F)(const float*, B*, std::int64_t)>
+void quantize_as(const float* x, void* y, std::int64_t n) { F(x, static_cast<B*>(y), n); }
+template <class B, void (*F)(const B*, float*, std::int64_t)>
+void dequantize_as(const void* x, float* y, std::int64_t n) { F(static_cast<const B*>(x), y, n); }
+
+struct IsaTable {
+    bool compiled = false;
+    std::array<TypeKernels, kMaxTypeId> types{};
+    FloatKernels floats{};
+    TypeKernels& operator[](TensorType t) { return types[static_cast<std::size_t>(t)]; }
+};
+
+struct Table {
+    std::array<IsaTable, kIsaCount> isa;
+    IsaTable& derive(Isa child) {  // starts `child` as a copy of its parent
+        IsaTable& t = isa[static_cast<std::size_t>(child)];
+        t = isa[static_cast<std::size_t>(isa_parent(child))];
+        return t;
+    }
+};
+
+#define EMBER_FLOATS(ns) FloatKernels{ns::rmsnorm, ns::swiglu, ns::geglu, ns::add, ns::rope, ns::attend}
+
+void fill_scalar(IsaTable& t) {
+    t.compiled = true;
+    t.floats = EMBER_FLOATS(scalar);
+    using T = TensorType;
+    t[T::F32] = {T::F32, T::F32, quantize_act_f32, quantize_act_f32, dequantize_f32, scalar::vec_dot_f32};
+    t[T::F16] = {T::F16, T::F16, quantize_act_f16, quantize_act_f16, dequantize_f16, scalar::vec_dot_f16};
+    t[T::BF16] = {T::BF16, T::BF16, quantize_act_bf16, quantize_act_bf16, dequantize_bf16, scalar::vec_dot_bf16};
+    t[T::Q4_0] = {T::Q4_0, T::Q8_0, quantize_as<BlockQ4_0, quantize_row_q4_0>, quantize_act_q8_0, dequantize_q4_0,
+                  scalar::vec_dot_q4_0, nullptr, &kPackedQ4_0, scalar::packed_gemm_q4_0};
+    t[T::Q4_1] = {T::Q4_1, T::Q8_1, quantize_as<BlockQ4_1, quantize_row_q4_1>, quantize_act_q8_1, dequantize_q4_1,
+                  scalar::vec_dot_q4_1};
+    t[T::Q5_0] = {T::Q5_0, T::Q8_0, quantize_as<BlockQ5_0, quantize_row_q5_0>, quantize_act_q8_0, dequantize_q5_0,
+                  scalar::vec_dot_q5_0};
+    t[T::Q5_1] = {T::Q5_1, T::Q8_1, quantize_as<BlockQ5_1, quantize_row_q5_1>, quantize_act_q8_1, dequantize_q5_1,
+                  scalar::vec_dot_q5_1};
+    t[T::Q8_0] = {T::Q8_0, T::Q8_0, quantize_as<BlockQ8_0, quantize_row_q8_0>, quantize_act_q8_0, dequantize_q8_0,
+                  scalar::vec_dot_q8_0, nullptr, &kPackedQ8_0, scalar::packed_gemm_q8_0};
+    const QuantizeActFn q8_k = quantize_as<BlockQ8K, quantize_row_q8_k>;
+    t[T::Q4_K] = {T::Q4_K, T::Q8_K, quantize_as<BlockQ4K, quantize_row_q4_k>, q8_k,
+                  dequantize_as<BlockQ4K, dequantize_row_q4_k>, scalar::vec_dot_q4_k, nullptr, &kPackedQ4_K,
+                  scalar::packed_gemm_q4_k};
+    t[T::Q5_K] = {T::Q5_K, T::Q8_K, quantize_as<BlockQ5K, quantize_row_q5_k>, q8_k,
+                  dequantize_as<BlockQ5K, dequantize_row_q5_k>, scalar::vec_dot_q5_k};
+    t[T::Q6_K] = {T::Q6_K, T::Q8_K, quantize_as<BlockQ6K, quantize_row_q6_k>, q8_k,
+                  dequantize_as<BlockQ6K, dequantize_row_q6_k>, scalar::vec_dot_q6_k};
+}
+
+// The float row kernels (F32/F16/BF16 weights, conversions) of one ISA namespace.
+#define EMBER_SET_FLOAT_ROWS(t, ns)                                                              \
+    do {                                                                                         \
+        (t).floats = EMBER_FLOATS(ns);                                                           \
+        (t)[TensorType::F32].vec_dot = ns::vec_dot_f32;                                          \
+        (t)[TensorType::F16].vec_dot = ns::vec_dot_f16;                                          \
+        (t)[TensorType::F16].quantize_act = ns::quantize_act_f16;                                \
+        (t)[TensorType::F16].dequantize = ns::dequantize_f16;                                    \
+        (t)[TensorType::BF16].vec_dot = ns::vec_dot_bf16;                                        \
+        (t)[TensorType::BF16].quantize_act = ns::quantize_act_bf16;                              \
+        (t)[TensorType::BF16].dequantize = ns::dequantize_bf16;                                  \
+    } while (0)
+#define EMBER_SET_DOT_TILE(t, type, ns, name)                                                    \
+    do {                                                                                         \
+        (t)[TensorType::type].vec_dot = ns::vec_dot_##name;                                      \
+        (t)[TensorType::type].tile = ns::tile_##name;                                            \
+    } while (0)
+#define EMBER_SET_LEGACY(t, ns)                                                                  \
+    do {                                                                                         \
+        EMBER_SET_DOT_TILE(t, Q4_0, ns, q4_0);                                                   \
+        EMBER_SET_DOT_TILE(t, Q4_1, ns, q4_1);                                                   \
+        EMBER_SET_DOT_TILE(t, Q5_0, ns, q5_0);                                                   \
+        EMBER_SET_DOT_TILE(t, Q5_1, ns, q5_1);                                                   \
+        EMBER_SET_DOT_TILE(t, Q8_0, ns, q8_0);                                                   \
+    } while (0)
+#define EMBER_SET_KQUANT(t, ns)                                                                  \
+    do {                                                                                         \
+        EMBER_SET_DOT_TILE(t, Q4_K, ns, q4_k);                                                   \
+        EMBER_SET_DOT_TILE(t, Q5_K, ns, q5_k);                                                   \
+        EMBER_SET_DOT_TILE(t, Q6_K, ns, q6_k);                                                   \
+    } while (0)
+
+#if defined(__x86_64__)
+void fill_x86(Table& table) {
+    IsaTable& avx2 = table.derive(Isa::avx2);
+    EMBER_SET_FLOAT_ROWS(avx2, avx2);
+    EMBER_SET_LEGACY(avx2, avx2);
+    EMBER_SET_KQUANT(avx2, avx2);
+
+    IsaTable& vnni = table.derive(Isa::avx2_vnni);
+    EMBER_SET_KQUANT(vnni, avx2_vnni);
+
+    IsaTable& avx512 = table.derive(Isa::avx512);
+    EMBER_SET_FLOAT_ROWS(avx512, avx512);
+    EMBER_SET_LEGACY(avx512, avx512);
+    EMBER_SET_KQUANT(avx512, avx512);
+    if (cpu_features().avx512_bf16) avx512[TensorType::BF16].vec_dot = avx512::vec_dot_bf16_dp;
+    for (TensorType q : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0}) {
+        avx512[q].quantize_act = avx512::quantize_act_q8_0;
+    }
+    for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) avx512[q].quantize_act = avx512::quantize_act_q8_1;
+    const struct { TensorType type; PackedGemmFn gemm; } packed[] = {
+        {TensorType::Q4_0, avx512::packed_gemm_q4_0},
+        {TensorType::Q8_0, avx512::packed_gemm_q8_0},
+        {TensorType::Q4_K, avx512::packed_gemm_q4_k}};
+    for (const auto& p : packed) {
+        avx512[p.type].packed_gemm = p.gemm;
+        avx512[p.type].prefer_packed = true;  // vpdpbusd on 16 interleaved rows beats the row tiles
+    }
+}
+#endif
+
+#if defined(__aarch64__)
+void fill_arm(Table& table) {
+    IsaTable& neon = table.derive(Isa::neon);
+    EMBER_SET_FLOAT_ROWS(neon, neon);
+    EMBER_SET_LEGACY(neon, neon);
+    IsaTable& dotprod = table.derive(Isa::neon_dotprod);
+    EMBER_SET_LEGACY(dotprod, neon_dotprod);
+    table.derive(Isa::neon_i8mm);  // no i8mm kernels yet: the dotprod ones
+}
+#endif
+
+Table build() {
+    Table table;
+    fill_scalar(table.isa[static_cast<std::size_t>(Isa::scalar)]);
+#if defined(__x86_64__)
+    fill_x86(table);
+#endif
+#if defined(__aarch64__)
+    fill_arm(table);
+#endif
+    return table;
+}
+
+const Table& table() noexcept {
+    static const Table t = build();
+    return t;
+}
+
+}  // namespace
+
+const TypeKernels* type_kernels(TensorType type, Isa isa) noexcept {
+    const auto i = static_cast<std::size_t>(isa);
+    const auto id = static_cast<std::size_t>(type);
+    if (i >= kIsaCount || id >= kMaxTypeId || !table().isa[i].compiled) return nullptr;
+    const TypeKernels& k = table().isa[i].types[id];
+    return k.vec_dot != nullptr ? &k : nullptr;
+}
+
+const FloatKernels& float_kernels(Isa isa) noexcept {
+    const auto i = static_cast<std::size_t>(isa);
+    const IsaTable& t = table().isa[i < kIsaCount && table().isa[i].compiled ? i : 0];
+    return t.floats;
+}
+
+}  // namespace ember::kernels
