@@ -98,6 +98,13 @@ void fill_scalar(IsaTable& t) {
         EMBER_SET_DOT_TILE(t, Q6_K, ns, q6_k);                                                   \
     } while (0)
 
+#define EMBER_SET_KQUANT_DOTS(t, ns)                                                             \
+    do {                                                                                         \
+        (t)[TensorType::Q4_K].vec_dot = ns::vec_dot_q4_k;                                        \
+        (t)[TensorType::Q5_K].vec_dot = ns::vec_dot_q5_k;                                        \
+        (t)[TensorType::Q6_K].vec_dot = ns::vec_dot_q6_k;                                        \
+    } while (0)
+
 #if defined(__x86_64__)
 void fill_x86(Table& table) {
     IsaTable& avx2 = table.derive(Isa::avx2);
@@ -133,9 +140,16 @@ void fill_arm(Table& table) {
     IsaTable& neon = table.derive(Isa::neon);
     EMBER_SET_FLOAT_ROWS(neon, neon);
     EMBER_SET_LEGACY(neon, neon);
+    EMBER_SET_KQUANT_DOTS(neon, neon);
     IsaTable& dotprod = table.derive(Isa::neon_dotprod);
     EMBER_SET_LEGACY(dotprod, neon_dotprod);
-    table.derive(Isa::neon_i8mm);  // no i8mm kernels yet: the dotprod ones
+    EMBER_SET_KQUANT_DOTS(dotprod, neon_dotprod);
+    IsaTable& i8mm = table.derive(Isa::neon_i8mm);  // smmla tiles for prefill; vec_dot stays sdot
+    i8mm[TensorType::Q4_0].tile = neon_i8mm::tile_q4_0;
+    i8mm[TensorType::Q4_1].tile = neon_i8mm::tile_q4_1;
+    i8mm[TensorType::Q5_0].tile = neon_i8mm::tile_q5_0;
+    i8mm[TensorType::Q5_1].tile = neon_i8mm::tile_q5_1;
+    i8mm[TensorType::Q8_0].tile = neon_i8mm::tile_q8_0;
 }
 #endif
 

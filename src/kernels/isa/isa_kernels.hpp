@@ -95,9 +95,14 @@ namespace neon {  // ARMv8-A Advanced SIMD: smull + sadalp
 EMBER_DECLARE_FLOAT_KERNELS
 EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
+EMBER_DECLARE_KQUANT_DOTS
 }  // namespace neon
 namespace neon_dotprod {  // + FEAT_DotProd: sdot
 EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
+EMBER_DECLARE_KQUANT_DOTS
 }  // namespace neon_dotprod
+namespace neon_i8mm {  // + FEAT_I8MM: smmla (2 rows x 2 tokens per instruction)
+EMBER_DECLARE_LEGACY_TILES
+}  // namespace neon_i8mm
 }  // namespace ember::kernels

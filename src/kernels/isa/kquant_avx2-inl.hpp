@@ -28,130 +28,28 @@ inline __m256i madd_acc(__m256i sum, __m256i p, __m256i s) {
 /// Shuffle controls that broadcast int16 word j of each 128-bit lane.
 inline __m256i word_bcast(int j) { return _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * j)); }
 
-template <bool kVnni, bool kQ5>
-float dot_q45_k(std::int64_t n, const void* vx, const void* vy) {
-    const auto* y0 = static_cast<const std::uint8_t*>(vy);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i bit4 = _mm256_set1_epi8(0x10);
-    const __m256i ctl[8] = {word_bcast(0), word_bcast(1), word_bcast(2), word_bcast(3),
-                            word_bcast(4), word_bcast(5), word_bcast(6), word_bcast(7)};
-    __m256 acc = _mm256_setzero_ps();
-    __m256 acc_m = _mm256_setzero_ps();
-    const std::int64_t nb = n / kQK_K;
-    for (std::int64_t i = 0; i < nb; ++i) {
-        const std::uint8_t* yb = y0 + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
-        const std::uint8_t* xb = static_cast<const std::uint8_t*>(vx) +
-                                 static_cast<std::size_t>(i) * (kQ5 ? sizeof(BlockQ5K) : sizeof(BlockQ4K));
-        const std::uint8_t* scales = xb + offsetof(BlockQ4K, scales);
-        const std::uint8_t* qs = xb + (kQ5 ? offsetof(BlockQ5K, qs) : offsetof(BlockQ4K, qs));
-        [[maybe_unused]] const std::uint8_t* qhp = xb + offsetof(BlockQ5K, qh);
-        const std::uint16_t d16 = kq_ld_u16(xb + offsetof(BlockQ4K, d));
-        const std::uint16_t dmin16 = kq_ld_u16(xb + offsetof(BlockQ4K, dmin));
-        const float dy = kq_ld_f32(yb);
-        const __m128i sm = unpack_scales_k4(scales);
-        const __m256i prod_m = mins_dot_bsums(sm, (yb + offsetof(BlockQ8K, bsums)));
-        acc_m = _mm256_fmadd_ps(_mm256_set1_ps(dy * h2f(dmin16)), _mm256_cvtepi32_ps(prod_m), acc_m);
-
-        const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-        const std::uint8_t* a = yb + offsetof(BlockQ8K, qs);
-        __m256i qh;
-        if constexpr (kQ5) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
-        __m256i sumi = _mm256_setzero_si256();
-        for (int k = 0; k < 4; ++k) {
-            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * k));
-            __m256i lo = _mm256_and_si256(q, m4);
-            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            if constexpr (kQ5) {  // bit 2k of qh -> bit 4 of lo, bit 2k+1 -> bit 4 of hi
-                lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(qh, 4), bit4));
-                hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit4));
-                qh = _mm256_srli_epi16(qh, 2);
-            }
-            const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 64 * k));
-            const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 64 * k + 32));
-            sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(lo, a0), _mm256_shuffle_epi8(sc, ctl[2 * k]));
-            sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(hi, a1), _mm256_shuffle_epi8(sc, ctl[2 * k + 1]));
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * h2f(d16)), _mm256_cvtepi32_ps(sumi), acc);
-    }
-    return hsum_ps(acc) - hsum_ps(acc_m);
-}
-
 /// Controls that broadcast word `lo` in the low 128-bit lane and word `hi` in the high lane.
 inline __m256i word_bcast2(int lo, int hi) {
     return _mm256_setr_m128i(_mm_set1_epi16(static_cast<short>(0x0100 + 0x0202 * lo)),
                              _mm_set1_epi16(static_cast<short>(0x0100 + 0x0202 * hi)));
 }
 
-template <bool kVnni>
-float dot_q6_k(std::int64_t n, const void* vx, const void* vy) {
-    const auto* x0 = static_cast<const std::uint8_t*>(vx);
-    const auto* y0 = static_cast<const std::uint8_t*>(vy);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i m30 = _mm256_set1_epi8(0x30);
-    const __m256i ctl[4] = {word_bcast2(0, 1), word_bcast2(2, 3), word_bcast2(4, 5), word_bcast2(6, 7)};
-    __m256 acc = _mm256_setzero_ps();
-    const std::int64_t nb = n / kQK_K;
-    for (std::int64_t i = 0; i < nb; ++i) {
-        const std::uint8_t* xb = x0 + static_cast<std::size_t>(i) * sizeof(BlockQ6K);
-        const std::uint8_t* yb = y0 + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
-        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xb + offsetof(BlockQ6K, scales)));
-        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-        // -32 offset of every q: sum_j sc[j] * bsums[j] * 32, subtracted up front.
-        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb + offsetof(BlockQ8K, bsums)));
-        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                        _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5));
-        const std::uint8_t* ql = xb + offsetof(BlockQ6K, ql);
-        const std::uint8_t* qhp = xb + offsetof(BlockQ6K, qh);
-        const std::uint8_t* a = yb + offsetof(BlockQ8K, qs);
-        for (int h = 0; h < 2; ++h, ql += 64, qhp += 32, a += 128) {
-            const __m256i sc = _mm256_broadcastsi128_si256(h == 0 ? _mm256_castsi256_si128(sc16)
-                                                                  : _mm256_extracti128_si256(sc16, 1));
-            const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-            const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
-            const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l0, m4),
-                                               _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-            const __m256i q2 = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                                               _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-            const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                               _mm256_and_si256(qh, m30));
-            const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                               _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
-            const auto* av = reinterpret_cast<const __m256i*>(a);
-            sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(q1, _mm256_loadu_si256(av + 0)),
-                                   _mm256_shuffle_epi8(sc, ctl[0]));
-            sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(q2, _mm256_loadu_si256(av + 1)),
-                                   _mm256_shuffle_epi8(sc, ctl[1]));
-            sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(q3, _mm256_loadu_si256(av + 2)),
-                                   _mm256_shuffle_epi8(sc, ctl[2]));
-            sumi = madd_acc<kVnni>(sumi, _mm256_maddubs_epi16(q4, _mm256_loadu_si256(av + 3)),
-                                   _mm256_shuffle_epi8(sc, ctl[3]));
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(yb) * h2f(kq_ld_u16(xb + offsetof(BlockQ6K, d)))), _mm256_cvtepi32_ps(sumi), acc);
-    }
-    return hsum_ps(acc);
-}
-
-/// Multi-token twins of dot_q45_k / dot_q6_k for the tiles: one weight row against NT
-/// activation rows (a_stride bytes apart), each unpacked 32-byte group used NT times. The int32
-/// lanes and float operations are those of the single-token kernels, so results are identical.
+/// One weight row against NT activation rows (a_stride bytes apart), each unpacked 32-byte group
+/// used NT times; NT = 1 is vec_dot. Per token the int32 lanes and float operations do not depend
+/// on NT, so tiles and vec_dot give identical results.
 template <bool kVnni, bool kQ5, int NT>
-void dot_q45_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
+void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i bit4 = _mm256_set1_epi8(0x10);
     __m256 acc[NT], acc_m[NT];
     for (int t = 0; t < NT; ++t) acc[t] = acc_m[t] = _mm256_setzero_ps();
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
-        const std::uint8_t* xb = static_cast<const std::uint8_t*>(vx) +
-                                 static_cast<std::size_t>(i) * (kQ5 ? sizeof(BlockQ5K) : sizeof(BlockQ4K));
-        const std::uint8_t* scales = xb + offsetof(BlockQ4K, scales);
-        const std::uint8_t* qs = xb + (kQ5 ? offsetof(BlockQ5K, qs) : offsetof(BlockQ4K, qs));
-        [[maybe_unused]] const std::uint8_t* qhp = xb + offsetof(BlockQ5K, qh);
-        const std::uint16_t d16 = kq_ld_u16(xb + offsetof(BlockQ4K, d));
-        const std::uint16_t dmin16 = kq_ld_u16(xb + offsetof(BlockQ4K, dmin));
-        const float d = h2f(d16), dmin = h2f(dmin16);
-        const __m128i sm = unpack_scales_k4(scales);
+        const KHead<kQ5> head(vx, i);
+        const std::uint8_t* qs = head.qs;
+        [[maybe_unused]] const std::uint8_t* qhp = head.qh;
+        const float d = head.d, dmin = head.dmin;
+        const __m128i sm = head.sm;
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
         const std::uint8_t* y[NT];  // Q8_K block i of each token
         for (int t = 0; t < NT; ++t) {
@@ -188,7 +86,7 @@ void dot_q45_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std:
 }
 
 template <bool kVnni, int NT>
-void dot_q6_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
+void dot_q6_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t a_stride, float* out) {
     const auto* x0 = static_cast<const std::uint8_t*>(vx);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i m30 = _mm256_set1_epi8(0x30);
@@ -234,25 +132,15 @@ void dot_q6_k_multi(std::int64_t n, const void* vx, const std::uint8_t* a, std::
     for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-/// Single-token kernels in the MultiDot shape (a_stride unused).
-template <bool kVnni, bool kQ5>
-void dot_q45_k_one(std::int64_t n, const void* w, const std::uint8_t* a, std::size_t, float* out) {
-    *out = dot_q45_k<kVnni, kQ5>(n, w, a);
-}
-template <bool kVnni>
-void dot_q6_k_one(std::int64_t n, const void* w, const std::uint8_t* a, std::size_t, float* out) {
-    *out = dot_q6_k<kVnni>(n, w, a);
-}
-
-/// Token groups of 1 (the single-token kernel: bit-identical to vec_dot), 2, 3 and 4.
+/// Token groups of 1, 2, 3 and 4.
 template <bool kVnni>
 struct KquantTiles {
-    static constexpr MultiDot q4[4] = {dot_q45_k_one<kVnni, false>, dot_q45_k_multi<kVnni, false, 2>,
-                                       dot_q45_k_multi<kVnni, false, 3>, dot_q45_k_multi<kVnni, false, 4>};
-    static constexpr MultiDot q5[4] = {dot_q45_k_one<kVnni, true>, dot_q45_k_multi<kVnni, true, 2>,
-                                       dot_q45_k_multi<kVnni, true, 3>, dot_q45_k_multi<kVnni, true, 4>};
-    static constexpr MultiDot q6[4] = {dot_q6_k_one<kVnni>, dot_q6_k_multi<kVnni, 2>, dot_q6_k_multi<kVnni, 3>,
-                                       dot_q6_k_multi<kVnni, 4>};
+    static constexpr MultiDot q4[4] = {dot_q45_k<kVnni, false, 1>, dot_q45_k<kVnni, false, 2>,
+                                       dot_q45_k<kVnni, false, 3>, dot_q45_k<kVnni, false, 4>};
+    static constexpr MultiDot q5[4] = {dot_q45_k<kVnni, true, 1>, dot_q45_k<kVnni, true, 2>,
+                                       dot_q45_k<kVnni, true, 3>, dot_q45_k<kVnni, true, 4>};
+    static constexpr MultiDot q6[4] = {dot_q6_k<kVnni, 1>, dot_q6_k<kVnni, 2>, dot_q6_k<kVnni, 3>,
+                                       dot_q6_k<kVnni, 4>};
 };
 
 }  // namespace
@@ -260,9 +148,9 @@ struct KquantTiles {
 
 /// Defines vec_dot_q4_k ... and tile_q4_k ... of the enclosing ISA namespace.
 #define EMBER_KQUANT_AVX2_EXPORTS(kVnni)                                                              \
-    float vec_dot_q4_k(std::int64_t n, const void* x, const void* y) { return dot_q45_k<kVnni, false>(n, x, y); } \
-    float vec_dot_q5_k(std::int64_t n, const void* x, const void* y) { return dot_q45_k<kVnni, true>(n, x, y); } \
-    float vec_dot_q6_k(std::int64_t n, const void* x, const void* y) { return dot_q6_k<kVnni>(n, x, y); } \
+    float vec_dot_q4_k(std::int64_t n, const void* x, const void* y) { return dot1(KquantTiles<kVnni>::q4[0], n, x, y); } \
+    float vec_dot_q5_k(std::int64_t n, const void* x, const void* y) { return dot1(KquantTiles<kVnni>::q5[0], n, x, y); } \
+    float vec_dot_q6_k(std::int64_t n, const void* x, const void* y) { return dot1(KquantTiles<kVnni>::q6[0], n, x, y); } \
     void tile_q4_k(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a,   \
                    std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {                    \
         sweep_rows_by4(KquantTiles<kVnni>::q4, n, w, ws, n_w, a, as, n_a, y, ldy);                    \

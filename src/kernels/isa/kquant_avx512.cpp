@@ -54,15 +54,11 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
     }
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
-        const std::uint8_t* xb = static_cast<const std::uint8_t*>(vx) +
-                                 static_cast<std::size_t>(i) * (kQ5 ? sizeof(BlockQ5K) : sizeof(BlockQ4K));
-        const std::uint8_t* scales = xb + offsetof(BlockQ4K, scales);
-        const std::uint8_t* qs = xb + (kQ5 ? offsetof(BlockQ5K, qs) : offsetof(BlockQ4K, qs));
-        [[maybe_unused]] const std::uint8_t* qhp = xb + offsetof(BlockQ5K, qh);
-        const std::uint16_t d16 = kq_ld_u16(xb + offsetof(BlockQ4K, d));
-        const std::uint16_t dmin16 = kq_ld_u16(xb + offsetof(BlockQ4K, dmin));
-        const float d = h2f(d16), dmin = h2f(dmin16);
-        const __m128i sm = unpack_scales_k4(scales);
+        const KHead<kQ5> head(vx, i);
+        const std::uint8_t* qs = head.qs;
+        [[maybe_unused]] const std::uint8_t* qhp = head.qh;
+        const float d = head.d, dmin = head.dmin;
+        const __m128i sm = head.sm;
         const __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
         __m512i qh;
         if constexpr (kQ5) qh = bcast256(qhp);
@@ -148,21 +144,9 @@ constexpr MultiDot kQ6[4] = {dot_q6_k<1>, dot_q6_k<2>, dot_q6_k<3>, dot_q6_k<4>}
 }  // namespace
 
 namespace avx512 {
-float vec_dot_q4_k(std::int64_t n, const void* x, const void* y) {
-    float out;
-    dot_q45_k<false, 1>(n, x, static_cast<const std::uint8_t*>(y), 0, &out);
-    return out;
-}
-float vec_dot_q5_k(std::int64_t n, const void* x, const void* y) {
-    float out;
-    dot_q45_k<true, 1>(n, x, static_cast<const std::uint8_t*>(y), 0, &out);
-    return out;
-}
-float vec_dot_q6_k(std::int64_t n, const void* x, const void* y) {
-    float out;
-    dot_q6_k<1>(n, x, static_cast<const std::uint8_t*>(y), 0, &out);
-    return out;
-}
+float vec_dot_q4_k(std::int64_t n, const void* x, const void* y) { return dot1(kQ4[0], n, x, y); }
+float vec_dot_q5_k(std::int64_t n, const void* x, const void* y) { return dot1(kQ5[0], n, x, y); }
+float vec_dot_q6_k(std::int64_t n, const void* x, const void* y) { return dot1(kQ6[0], n, x, y); }
 void tile_q4_k(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a, std::size_t as,
                std::int64_t n_a, float* y, std::int64_t ldy) {
     sweep_rows_by4(kQ4, n, w, ws, n_w, a, as, n_a, y, ldy);

@@ -32,6 +32,13 @@ inline void sweep_tiles(std::int64_t nb, const void* wv, std::size_t ws, std::in
 /// (the K-quant tiles, which unpack each weight superblock once per group).
 using MultiDot = void (*)(std::int64_t n, const void* w, const std::uint8_t* a, std::size_t a_stride, float* out);
 
+/// vec_dot through a MultiDot of one token.
+inline float dot1(MultiDot one, std::int64_t n, const void* w, const void* a) {
+    float out;
+    one(n, w, static_cast<const std::uint8_t*>(a), 0, &out);
+    return out;
+}
+
 inline void sweep_rows_by4(const MultiDot* multi, std::int64_t n, const void* w, std::size_t w_stride,
                            std::int64_t n_w, const void* a, std::size_t a_stride, std::int64_t n_a,
                            float* y, std::int64_t ldy) {

@@ -5,7 +5,10 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
+
+#include "kernels/kquant_blocks.hpp"
 
 namespace ember::kernels {
 namespace {
@@ -39,6 +42,25 @@ inline __m128i unpack_scales_k4(const std::uint8_t* q) {
     return _mm_set_epi32(static_cast<int>(m_hi), static_cast<int>(m_lo),
                          static_cast<int>(sc_hi), static_cast<int>(sc_lo));
 }
+
+/// Superblock i of a Q4_K (kQ5 false) or Q5_K row: quant pointers, scales and the unpacked
+/// 6-bit scales (bytes 0..7) and mins (bytes 8..15).
+template <bool kQ5>
+struct KHead {
+    const std::uint8_t* qs;
+    const std::uint8_t* qh;  // Q5_K only
+    float d, dmin;
+    __m128i sm;
+    KHead(const void* row, std::int64_t i) {
+        const std::uint8_t* xb = static_cast<const std::uint8_t*>(row) +
+                                 static_cast<std::size_t>(i) * (kQ5 ? sizeof(BlockQ5K) : sizeof(BlockQ4K));
+        qs = xb + (kQ5 ? offsetof(BlockQ5K, qs) : offsetof(BlockQ4K, qs));
+        qh = xb + offsetof(BlockQ5K, qh);
+        d = h2f(kq_ld_u16(xb + offsetof(BlockQ4K, d)));
+        dmin = h2f(kq_ld_u16(xb + offsetof(BlockQ4K, dmin)));
+        sm = unpack_scales_k4(xb + offsetof(BlockQ4K, scales));
+    }
+};
 
 /// Sum over j of mins[j] * (bsums[2j] + bsums[2j+1]) in 8 int32 lanes.
 inline __m256i mins_dot_bsums(__m128i sm, const std::uint8_t* bsums) {

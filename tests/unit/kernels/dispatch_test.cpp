@@ -130,8 +130,10 @@ TEST_CASE("each ISA's table entries are its own kernels where it has them", "[di
         {Isa::avx512, {TensorType::F32, TensorType::F16, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
                        TensorType::Q5_1, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}},
         {Isa::neon, {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
-                     TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0}},
-        {Isa::neon_dotprod, {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0}},
+                     TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K,
+                     TensorType::Q6_K}},
+        {Isa::neon_dotprod, {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                             TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}},
     };
     int checked = 0;
     for (const Own& o : own) {

@@ -6,22 +6,40 @@
 #include <cstring>
 #include <random>
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 #include "kernels/fp16.hpp"
 
 using namespace ember::kernels;
 
 namespace {
+// The CPU's own converters (F16C on x86-64, fcvt on ARM64) as an independent reference.
+#if defined(__x86_64__)
+bool hw_available() { return __builtin_cpu_supports("f16c"); }
 __attribute__((target("f16c"))) std::uint16_t hw_fp32_to_fp16(float f) {
     return static_cast<std::uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
 }
 __attribute__((target("f16c"))) float hw_fp16_to_fp32(std::uint16_t h) { return _cvtsh_ss(h); }
+#elif defined(__aarch64__)
+bool hw_available() { return true; }
+std::uint16_t hw_fp32_to_fp16(float f) {
+    return vget_lane_u16(vreinterpret_u16_f16(vcvt_f16_f32(vdupq_n_f32(f))), 0);
+}
+float hw_fp16_to_fp32(std::uint16_t h) { return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0); }
+#else
+bool hw_available() { return false; }
+std::uint16_t hw_fp32_to_fp16(float) { return 0; }
+float hw_fp16_to_fp32(std::uint16_t) { return 0.0f; }
+#endif
 bool is_nan16(std::uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
 }  // namespace
 
 TEST_CASE("fp16 -> fp32 is exact for all 65536 values and round-trips", "[fp16]") {
-    const bool hw = __builtin_cpu_supports("f16c");
+    const bool hw = hw_available();
     for (std::uint32_t i = 0; i < 65536; ++i) {
         const auto h = static_cast<std::uint16_t>(i);
         const float f = fp16_to_fp32(h);
@@ -61,8 +79,8 @@ TEST_CASE("fp32 -> fp16 rounds to nearest even at every tie and neighbour", "[fp
     CHECK(is_nan16(fp32_to_fp16(NAN)));
 }
 
-TEST_CASE("fp32 -> fp16 matches F16C on random and special floats", "[fp16]") {
-    if (!__builtin_cpu_supports("f16c")) { WARN("no F16C: skipped"); return; }
+TEST_CASE("fp32 -> fp16 matches the CPU's converter on random and special floats", "[fp16]") {
+    if (!hw_available()) { WARN("no hardware fp16 converter: skipped"); return; }
     std::mt19937 rng(7);
     for (int k = 0; k < 500000; ++k) {
         const std::uint32_t bits = rng();
