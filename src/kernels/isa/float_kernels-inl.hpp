@@ -229,13 +229,21 @@ inline void rope_pairs(float* v, std::int64_t n, const float* cs, bool neox) {
             (CB::load_unaligned(cv + i) * r).store_unaligned(cv + i);
         }
     }
-    for (; i < n; ++i) {  // fewer than a batch of pairs left: the same products, one by one
-        float& x0 = neox ? v[i] : v[2 * i];
-        float& x1 = neox ? v[i + n] : v[2 * i + 1];
-        const float c = cs[2 * i], s = cs[2 * i + 1];
-        const float a = x0, b = x1;
-        x0 = a * c - b * s;
-        x1 = a * s + b * c;
+    if (i < n) {  // fewer than a batch of pairs left: the same products on zero-padded lanes
+        const std::int64_t m = n - i;
+        alignas(64) float xb[2 * kC] = {}, rb[2 * kC] = {};
+        for (std::int64_t j = 0; j < m; ++j) {
+            xb[2 * j] = neox ? v[i + j] : v[2 * (i + j)];
+            xb[2 * j + 1] = neox ? v[n + i + j] : v[2 * (i + j) + 1];
+            rb[2 * j] = cs[2 * (i + j)];
+            rb[2 * j + 1] = cs[2 * (i + j) + 1];
+        }
+        auto* cx = reinterpret_cast<std::complex<float>*>(xb);
+        (CB::load_aligned(cx) * CB::load_aligned(reinterpret_cast<const std::complex<float>*>(rb))).store_aligned(cx);
+        for (std::int64_t j = 0; j < m; ++j) {
+            (neox ? v[i + j] : v[2 * (i + j)]) = xb[2 * j];
+            (neox ? v[n + i + j] : v[2 * (i + j) + 1]) = xb[2 * j + 1];
+        }
     }
 }
 

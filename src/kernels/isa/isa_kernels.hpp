@@ -10,10 +10,17 @@
 #define EMBER_DECLARE_TILE(name)                                                                 \
     void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,           \
               const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy);
-#define EMBER_DECLARE_PACKED_GEMM(name)                                                          \
+#define EMBER_PACKED_GEMM_SIGNATURE(name)                                                        \
     void name(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups, \
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad,                 \
-              const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy);
+              const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy)
+#define EMBER_DECLARE_PACKED_GEMM(name) EMBER_PACKED_GEMM_SIGNATURE(name);
+/// Defines the three packed GEMMs of an ISA namespace from its kernels for Q4_0 (Q4 = true) and
+/// Q8_0 (gemm_legacy<Q4>) and for Q4_K (gemm_q4k).
+#define EMBER_DEFINE_PACKED(gemm_legacy, gemm_q4k)                                                \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_0) { gemm_legacy<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q8_0) { gemm_legacy<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_k) { gemm_q4k(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
 #define EMBER_DECLARE_QUANTIZE_ACT(name) void name(const float* x, void* dst, std::int64_t n);
 
 // Float rows (F32/F16/BF16 weights), 16-bit float conversions and the float ops of the forward

@@ -47,18 +47,16 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
     for (std::int64_t i = 0; i < nb; ++i) {
         const KHead<kQ5> head(vx, i);
         const std::uint8_t* qs = head.qs;
-        [[maybe_unused]] const std::uint8_t* qhp = head.qh;
-        const float d = head.d, dmin = head.dmin;
         const __m128i sm = head.sm;
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
         const std::uint8_t* y[NT];  // Q8_K block i of each token
         for (int t = 0; t < NT; ++t) {
             y[t] = a + static_cast<std::size_t>(t) * a_stride + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
-            acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * dmin),
+            acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * head.dmin),
                                        _mm256_cvtepi32_ps(mins_dot_bsums(sm, (y[t] + offsetof(BlockQ8K, bsums)))), acc_m[t]);
         }
         __m256i qh;
-        if constexpr (kQ5) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
+        if constexpr (kQ5) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(head.qh));
         __m256i sumi[NT];
         for (int t = 0; t < NT; ++t) sumi[t] = _mm256_setzero_si256();
         for (int k = 0; k < 4; ++k) {
@@ -79,7 +77,7 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
             }
         }
         for (int t = 0; t < NT; ++t) {
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(kq_ld_f32(y[t]) * head.d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
         }
     }
     for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[t]) - hsum_ps(acc_m[t]);

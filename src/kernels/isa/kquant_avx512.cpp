@@ -56,12 +56,10 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
     for (std::int64_t i = 0; i < nb; ++i) {
         const KHead<kQ5> head(vx, i);
         const std::uint8_t* qs = head.qs;
-        [[maybe_unused]] const std::uint8_t* qhp = head.qh;
-        const float d = head.d, dmin = head.dmin;
         const __m128i sm = head.sm;
         const __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
         __m512i qh;
-        if constexpr (kQ5) qh = bcast256(qhp);
+        if constexpr (kQ5) qh = bcast256(head.qh);
         __m512i q[4], s[4];
         for (int k = 0; k < 4; ++k) {
             q[k] = _mm512_and_si512(_mm512_srlv_epi64(bcast256(qs + 32 * k), nib_shift), m4);
@@ -73,14 +71,14 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
         for (int t = 0; t < NT; ++t) {
             const std::uint8_t* y = a + static_cast<std::size_t>(t) * a_stride + static_cast<std::size_t>(i) * sizeof(BlockQ8K);
             const float dy = kq_ld_f32(y);
-            acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(dy * dmin),
+            acc_m[t] = _mm256_fmadd_ps(_mm256_set1_ps(dy * head.dmin),
                                        _mm256_cvtepi32_ps(mins_dot_bsums(sm, (y + offsetof(BlockQ8K, bsums)))), acc_m[t]);
             const auto* av = reinterpret_cast<const __m512i*>(y + offsetof(BlockQ8K, qs));
             __m512i sumi = _mm512_setzero_si512();
             for (int k = 0; k < 4; ++k) {
                 sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(q[k], _mm512_loadu_si512(av + k)), s[k]);
             }
-            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(dy * d), _mm512_cvtepi32_ps(sumi), acc[t]);
+            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(dy * head.d), _mm512_cvtepi32_ps(sumi), acc[t]);
         }
     }
     for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum_ps(acc_m[t]);

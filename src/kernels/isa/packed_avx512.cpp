@@ -180,22 +180,6 @@ void gemm_q4k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, 
 
 }  // namespace
 
-void packed_gemm_q4_k(std::int64_t nsb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::int8_t* a, const float* ad,
-                      const std::int32_t* abs, std::int64_t nt, float* y, std::int64_t ldy) {
-    gemm_q4k(nsb, w, gb, ng, nv, a, ad, abs, nt, y, ldy);
-}
-
-void packed_gemm_q4_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::int8_t* a, const float* ad,
-                      const std::int32_t* abias, std::int64_t nt, float* y, std::int64_t ldy) {
-    gemm<true>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
-}
-
-void packed_gemm_q8_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::int8_t* a, const float* ad,
-                      const std::int32_t* abias, std::int64_t nt, float* y, std::int64_t ldy) {
-    gemm<false>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
-}
+EMBER_DEFINE_PACKED(gemm, gemm_q4k)
 
 }  // namespace ember::kernels::avx512

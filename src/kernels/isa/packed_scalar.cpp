@@ -51,27 +51,15 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
 
 }  // namespace
 
-void packed_gemm_q4_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::int8_t* a, const float* ad,
-                      const std::int32_t* abias, std::int64_t nt, float* y, std::int64_t ldy) {
-    gemm<true>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
-}
-
-void packed_gemm_q8_0(std::int64_t nb, const std::uint8_t* w, std::size_t gb, std::int64_t ng,
-                      std::int64_t nv, const std::int8_t* a, const float* ad,
-                      const std::int32_t* abias, std::int64_t nt, float* y, std::int64_t ldy) {
-    gemm<false>(nb, w, gb, ng, nv, a, ad, abias, nt, y, ldy);
-}
-
 }  // namespace ember::kernels::scalar
 
 // Q4_K (kernels/packed.hpp): per row and superblock, isum = sum_j sc_j * sum_v q * a and
 // msum = sum_j m_j * bsum_j exactly, then acc = fma(isum, d * da, acc), acc = fma(msum, -(dmin * da), acc).
 namespace ember::kernels::scalar {
-void packed_gemm_q4_k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
-                      std::int64_t n_groups, std::int64_t n_valid_rows, const std::int8_t* a,
-                      const float* ad, const std::int32_t* abs, std::int64_t n_tok, float* y,
-                      std::int64_t ldy) {
+namespace {
+void gemm_q4k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
+              std::int64_t n_tok, float* y, std::int64_t ldy) {
     for (std::int64_t g = 0; g < n_groups; ++g) {
         const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
         for (int r = 0; r < kPackRows && g * kPackRows + r < n_valid_rows; ++r) {
@@ -103,4 +91,7 @@ void packed_gemm_q4_k(std::int64_t nsb, const std::uint8_t* w, std::size_t group
         }
     }
 }
+}  // namespace
+
+EMBER_DEFINE_PACKED(gemm, gemm_q4k)
 }  // namespace ember::kernels::scalar

@@ -23,6 +23,13 @@ const std::int64_t kSizes[] = {0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 64, 100, 28
 // within 2-4 ulp in xsimd and libm, each op adds 0.5 ulp).
 constexpr double kUlps = 8 * 1.2e-7;
 
+ember::model::RopeParams rope_params(std::int64_t n_rot) {
+    ember::model::RopeParams p;
+    p.n_rot = n_rot;
+    p.freq_base = 10000.0f;
+    return p;
+}
+
 bool close(double got, double want) { return std::fabs(got - want) <= kUlps * std::fabs(want) + 1e-30; }
 
 }  // namespace
@@ -51,7 +58,7 @@ TEST_CASE("scalar twins equal the formulas in double precision", "[float_ops]") 
 TEST_CASE("RoPE rotates pairs by pos * base^(-2i/n_rot) in both layouts and leaves the rest", "[float_ops][rope]") {
     const std::int64_t n_heads = 3, head_dim = 16, n_rot = 12, pos = 7;
     std::vector<float> cs(n_rot);
-    ember::model::rope_angles(cs.data(), pos, n_rot, 10000.0f, {});
+    ember::model::rope_angles(cs.data(), pos, rope_params(n_rot), {});
     const auto x = random_floats(static_cast<std::size_t>(n_heads * head_dim), 3);
     for (bool neox : {false, true}) {
         for (ember::kernels::Isa isa : kernel_test::available_isas()) {
@@ -77,12 +84,15 @@ TEST_CASE("RoPE rotates pairs by pos * base^(-2i/n_rot) in both layouts and leav
 TEST_CASE("the forward pass's RoPE (model::rope_apply) is the active ISA's kernel", "[float_ops][rope]") {
     const std::int64_t n_rot = 64;
     std::vector<float> cs(n_rot);
-    ember::model::rope_angles(cs.data(), 1234, n_rot, 10000.0f, {});
+    ember::model::rope_angles(cs.data(), 1234, rope_params(n_rot), {});
     const auto x = random_floats(2 * 80, 4);
-    std::vector<float> live = x, kernel = x;
-    ember::model::rope_apply(live.data(), 2, 80, n_rot, cs.data());
-    float_kernels().rope(kernel.data(), 2, 80, n_rot, cs.data(), false);
-    CHECK(live == kernel);
+    for (bool neox : {false, true}) {
+        std::vector<float> live = x, kernel = x;
+        ember::model::rope_apply(live.data(), 2, 80, n_rot,
+                                 neox ? ember::model::RopeStyle::neox : ember::model::RopeStyle::normal, cs.data());
+        float_kernels().rope(kernel.data(), 2, 80, n_rot, cs.data(), neox);
+        CHECK(live == kernel);
+    }
 }
 
 TEST_CASE("float kernels of every ISA match the scalar twins", "[float_ops][isa]") {
@@ -114,7 +124,7 @@ TEST_CASE("float kernels of every ISA match the scalar twins", "[float_ops][isa]
             for (bool neox : {false, true}) {
                 const std::int64_t n_rot = n / 2 * 2;
                 std::vector<float> cs(static_cast<std::size_t>(n_rot) + 2);
-                ember::model::rope_angles(cs.data(), 77 + n, n_rot, 10000.0f, {});
+                ember::model::rope_angles(cs.data(), 77 + n, rope_params(n_rot), {});
                 std::vector<float> q1 = a, q2 = a;
                 k.rope(q1.data() + 1, 1, n, n_rot, cs.data(), neox);
                 s.rope(q2.data() + 1, 1, n, n_rot, cs.data(), neox);
