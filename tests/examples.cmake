@@ -32,3 +32,11 @@ add_test(NAME chat_flags
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_flags.cmake)
 set_tests_properties(example_embed chat_stories_greedy chat_repl_pipe chat_flags PROPERTIES
   SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+# ember-batch: the greedy reference text at every --parallel, --json, usage errors.
+add_test(NAME batch_stories_greedy
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DBATCH=$<TARGET_FILE:ember-batch> -DMODEL=${EMBER_STORIES}
+                 -DREFERENCE=@SHARED@/reference/stories260K-greedy.txt
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_batch_reference.cmake)
+set_tests_properties(batch_stories_greedy PROPERTIES LABELS "e2e"
+  SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")

@@ -12,6 +12,7 @@
 //   }
 #pragma once
 
+#include "ember/engine.hpp"
 #include "ember/error.hpp"
 #include "ember/model.hpp"
 #include "ember/sampler.hpp"

@@ -83,6 +83,7 @@ enum class StopReason {
     max_tokens,    ///< GenerateOptions::max_tokens tokens were generated.
     context_full,  ///< The context is full and SessionOptions::context_shift is off.
     cancelled,     ///< on_token returned false, or the cancel callback stopped a step.
+    error,         ///< An Engine request failed (RequestResult::error); never from generate().
 };
 
 /// A short name for a StopReason ("eog", "stop_string", ...).
@@ -93,6 +94,7 @@ inline const char* to_string(StopReason r) noexcept {
         case StopReason::max_tokens: return "max_tokens";
         case StopReason::context_full: return "context_full";
         case StopReason::cancelled: return "cancelled";
+        case StopReason::error: return "error";
     }
     return "unknown";
 }

@@ -1,0 +1,37 @@
+// Command line and prompt file of ember-batch.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ember_batch {
+
+/// A bad command line (exit code 2).
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct Options {
+    std::string model, prompts_file;
+    int n_predict = 64;
+    int parallel = 4;
+    int context = 0;
+    int threads = 0;
+    float temperature = 0.8f;
+    std::uint64_t seed = 0;
+    bool has_seed = false;
+    bool json = false;
+    bool help = false;
+};
+
+const char* usage_text();
+/// Throws UsageError naming the flag for unknown flags and out-of-range values.
+Options parse_options(int argc, char** argv);
+/// The prompts of a file, one per line ("\r\n" too); empty lines are skipped. Throws
+/// ember::Error naming the file when it cannot be read or holds no prompt.
+std::vector<std::string> read_prompts(const std::string& path);
+
+}  // namespace ember_batch
