@@ -15,4 +15,11 @@ using AttendFn = void (*)(const float* q, std::int64_t n_q, std::int64_t hd, con
                           const float* v, std::int64_t kv_stride, std::int64_t n_pos, float scale,
                           float* out, float* scores);
 
+/// AttendFn with soft-capped scores (gemma2): s[t] = cap * tanh(dot(q_j, K[t]) * scale / cap),
+/// computed as llama.cpp does ((s * (1/cap)), tanh, * cap) before the softmax; cap 0: none.
+/// Scalar on every ISA for now (attention_softcap.cpp).
+void attend_softcap(const float* q, std::int64_t n_q, std::int64_t hd, const float* k,
+                    const float* v, std::int64_t kv_stride, std::int64_t n_pos, float scale,
+                    float softcap, float* out, float* scores);
+
 }  // namespace ember::kernels

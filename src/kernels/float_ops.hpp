@@ -16,6 +16,13 @@ void swiglu(float* out, const float* gate, const float* up, std::int64_t n);
 /// out[i] = gelu(gate[i]) * up[i] with GELU's tanh form (GEGLU, Gemma). `out` may alias `gate`.
 void geglu(float* out, const float* gate, const float* up, std::int64_t n);
 
+/// GeGLU as llama.cpp's CPU backend evaluates it (gelu_f16.cpp): GELU through ggml's fp16 table,
+/// i.e. the input rounded to fp16, GELU (tanh form, float) of that, rounded to fp16; 0 for
+/// x <= -10 and x for x >= 10; times up. The decoder uses it for Gemma so that greedy text
+/// agrees with llama.cpp's. A table lookup per value, the same on every ISA. `out` may alias
+/// `gate`.
+void geglu_f16(float* out, const float* gate, const float* up, std::int64_t n);
+
 /// y[i] += x[i] (residual connections).
 void add(float* y, const float* x, std::int64_t n);
 
