@@ -5,7 +5,7 @@
 namespace ember::model {
 namespace {
 
-constexpr std::array<const ArchDescription*, 1> kAll = {&kArchLlama};
+constexpr std::array<const ArchDescription*, 3> kAll = {&kArchLlama, &kArchQwen2, &kArchQwen3};
 
 }  // namespace
 
