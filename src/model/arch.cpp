@@ -5,7 +5,8 @@
 namespace ember::model {
 namespace {
 
-constexpr std::array<const ArchDescription*, 3> kAll = {&kArchLlama, &kArchQwen2, &kArchQwen3};
+constexpr std::array<const ArchDescription*, 4> kAll = {&kArchLlama, &kArchQwen2, &kArchQwen3,
+                                                         &kArchPhi3};
 
 }  // namespace
 

@@ -125,6 +125,12 @@ TensorType TypeChooser::choose(std::string_view name, std::int64_t ne0) {
             t = TensorType::Q5_K;
         }
         ++i_ffn_down_;
+    } else if (contains(name, "attn_qkv.weight")) {  // fused q/k/v (phi3)
+        if (q4_k_m) {
+            t = TensorType::Q5_K;
+        } else if (q5_k_m) {
+            t = TensorType::Q6_K;
+        }
     }
     return with_fallback(t, ne0);
 }

@@ -46,7 +46,7 @@ QuantizeSummary quantize_model(const std::string& in_path, const std::string& ou
     int n_attn_v = 0;
     bool has_output = false;
     for (const auto& n : names) {
-        if (n.find("attn_v.weight") != std::string::npos) ++n_attn_v;
+        if (n.find("attn_v.weight") != std::string::npos || n.find("attn_qkv.weight") != std::string::npos) ++n_attn_v;
         if (n == "output.weight") has_output = true;
     }
 
