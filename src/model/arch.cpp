@@ -5,8 +5,8 @@
 namespace ember::model {
 namespace {
 
-constexpr std::array<const ArchDescription*, 4> kAll = {&kArchLlama, &kArchQwen2, &kArchQwen3,
-                                                         &kArchPhi3};
+constexpr std::array<const ArchDescription*, 6> kAll = {&kArchLlama, &kArchQwen2, &kArchQwen3,
+                                                         &kArchPhi3, &kArchGemma2, &kArchGemma3};
 
 }  // namespace
 
