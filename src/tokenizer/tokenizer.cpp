@@ -17,6 +17,11 @@ namespace {
 
 constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581 '▁'
 
+// isspace() in the C locale, as llama.cpp tests the bytes next to a stripping special token.
+bool is_ascii_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
 std::string unescape_spm(std::string_view text) {
     std::string out;
     out.reserve(text.size());
@@ -171,9 +176,16 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_special(std::string_view text,
             }
             std::string_view rest = f.text;
             for (std::size_t pos; (pos = rest.find(needle)) != std::string_view::npos;) {
-                if (pos > 0) next.push_back({rest.substr(0, pos), -1});
+                std::string_view left = rest.substr(0, pos);
+                if (vocab_.strip[id] & Vocab::kStripLeft) {
+                    while (!left.empty() && is_ascii_space(left.back())) left.remove_suffix(1);
+                }
+                if (!left.empty()) next.push_back({left, -1});
                 next.push_back({{}, id});
                 rest.remove_prefix(pos + needle.size());
+                if (vocab_.strip[id] & Vocab::kStripRight) {
+                    while (!rest.empty() && is_ascii_space(rest.front())) rest.remove_prefix(1);
+                }
             }
             if (!rest.empty()) next.push_back({rest, -1});
         }

@@ -218,11 +218,29 @@ void Vocab::finalize(const std::string& where) {
     std::stable_sort(specials.begin(), specials.end(), [&](Token a, Token b) {
         return tokens[a].size() > tokens[b].size();
     });
+
+    strip.assign(n, 0);
+    const auto set_strip = [&](std::string_view text, std::uint8_t bit, bool on) {
+        if (const Token id = lookup(text); id >= 0) strip[id] = on ? (strip[id] | bit) : (strip[id] & ~bit);
+    };
+    if (pre == "jina-v2-de" || pre == "jina-v2-es" || pre == "jina-v2-code") {
+        set_strip("<mask>", kStripLeft, true);
+    } else if (model_name.find("phi-3") != std::string::npos || model_name.find("phi3") != std::string::npos) {
+        for (const Token id : specials) strip[id] |= kStripRight;
+        set_strip("</s>", kStripRight, true);
+        for (const char* text : {"<unk>", "<s>", "<|endoftext|>"}) set_strip(text, kStripRight, false);
+    }
 }
 
 Vocab read_gguf_vocab(const gguf::File& file) {
     Vocab v;
     v.name = file.name();
+    if (const gguf::KeyValue* name_kv = find_kv(file, "general.name");
+        name_kv && name_kv->value.type == gguf::ValueType::string) {
+        for (const char c : name_kv->value.as_string("general.name")) {
+            v.model_name += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        }
+    }
 
     const gguf::KeyValue* model_kv = find_kv(file, "tokenizer.ggml.model");
     if (!model_kv) fail(file.name() + ": key 'tokenizer.ggml.model' is missing (no tokenizer)");

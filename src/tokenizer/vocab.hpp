@@ -33,6 +33,7 @@ struct Vocab {
     VocabKind kind = VocabKind::spm;
     std::string name;  ///< File name, for messages.
     std::string pre;   ///< "tokenizer.ggml.pre" (BPE pre-tokenizer name), may be empty.
+    std::string model_name;  ///< "general.name" in lower case (llama.cpp keys token rules on it).
 
     std::vector<std::string> tokens;
     std::vector<float> scores;     ///< One per token (0 when the file has none).
@@ -49,6 +50,12 @@ struct Vocab {
     std::unordered_map<std::string, Token, StringHash, std::equal_to<>> to_id;
     std::vector<Token> specials;      ///< Control, user-defined, unknown; longest text first.
     std::vector<std::uint8_t> eog;    ///< 1 for end-of-generation tokens.
+    /// Per token: kStripLeft / kStripRight when matching it as a special token in text also
+    /// removes the whitespace before / after it (llama.cpp's LSTRIP / RSTRIP attributes, which
+    /// it sets by model: every special token of Phi-3 models strips to its right except
+    /// <unk>, <s> and <|endoftext|>; <mask> of jina-v2 strips to its left).
+    std::vector<std::uint8_t> strip;
+    static constexpr std::uint8_t kStripLeft = 1, kStripRight = 2;
 
     /// Validates (non-empty unique texts, ids in range, byte tokens well formed, flags that need
     /// an id) and builds the derived tables. Throws ember::Error naming `name` and `where`.
