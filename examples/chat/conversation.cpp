@@ -87,7 +87,10 @@ Answer Conversation::user_turn(const std::string& text, std::FILE* out) {
     history_.push_back({"user", text});
     const std::string prompt =
         model_.apply_chat_template(history_, /*add_generation_prompt=*/true, options_.chat_template);
-    const auto tokens = model_.tokenize(prompt, {.add_bos = true, .parse_special = true});
+    auto tokens = model_.tokenize(prompt, {.add_bos = true, .parse_special = true});
+    // Templates that write the BOS themselves (Gemma, Llama 3) would get a second one from the
+    // tokenizer; llama.cpp strips it from the rendered text, which gives the same tokens.
+    if (tokens.size() >= 2 && tokens[0] == model_.bos() && tokens[1] == model_.bos()) tokens.erase(tokens.begin());
     answer.status = sync(tokens, answer);
     generate(answer, out);
     history_.push_back({"assistant", answer.text});
