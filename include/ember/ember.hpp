@@ -17,5 +17,6 @@
 #include "ember/model.hpp"
 #include "ember/sampler.hpp"
 #include "ember/session.hpp"
+#include "ember/text.hpp"
 #include "ember/types.hpp"
 #include "ember/version.hpp"

@@ -23,7 +23,7 @@
 //   min_p        <= 0: off; >  1: keeps only the most probable token.
 //   typical_p    >= 1: off; <= 0: keeps only the most typical token.
 //   repeat_penalty must be > 0 (1: off), else ember::Error.
-//   penalty_last_n must be >= 0 (0: penalties off), else ember::Error.
+//   penalty_last_n must be in [0, kMaxPenaltyWindow] (0: penalties off), else ember::Error.
 //   logit_bias   tokens must be >= 0 and biases must not be +INFINITY (-INFINITY bans a token);
 //                a token at or past the vocabulary size makes sample() throw ember::Error.
 // Every filtering stage keeps at least one candidate (llama.cpp's min_keep = 1).
@@ -40,6 +40,9 @@
 #include "ember/types.hpp"
 
 namespace ember {
+
+/// Largest SamplerOptions::penalty_last_n (the window is allocated up front).
+inline constexpr int kMaxPenaltyWindow = 1 << 20;
 
 /// One stage of the sampling chain (for SamplerOptions::order).
 enum class SamplerStage { penalties, logit_bias, top_k, typical_p, top_p, min_p, temperature };

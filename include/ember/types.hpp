@@ -10,9 +10,14 @@ namespace ember {
 /// A token id: an index into the model's vocabulary, 0 <= id < Model::n_vocab().
 using Token = std::int32_t;
 
+/// Most worker threads ModelOptions::threads and SessionOptions::threads accept (more throws
+/// ember::Error, as does a count whose thread stacks do not fit under the address-space limit).
+inline constexpr int kMaxThreads = 1024;
+
 /// Options for Model::load.
 struct ModelOptions {
-    /// Worker threads used by sessions that do not set their own (0: all hardware threads).
+    /// Worker threads used by sessions that do not set their own, 0..kMaxThreads (0: all
+    /// hardware threads).
     int threads = 0;
     /// Called during loading with the fraction done (0 to 1), e.g. for a progress bar.
     std::function<void(float)> on_progress;

@@ -1,13 +1,44 @@
 #include "ember/session.hpp"
 
 #include <algorithm>
+#include <new>
+#include <string>
 
 #include "api/session_impl.hpp"
 #include "model/context_shift.hpp"
 #include "runtime/fail.hpp"
+#include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
 
 namespace ember {
+namespace {
+
+struct SessionBytes {
+    std::uint64_t kv = 0, total = 0;
+};
+
+// What a session allocates: the KV cache, the forward pass's scratch (model/decoder.cpp) and
+// the token and logit buffers. Saturating arithmetic: the options are not trusted yet.
+SessionBytes session_bytes(const model::ModelConfig& c, int n_ctx, int n_batch, std::int64_t n_pinned,
+                           int n_logit_rows, int n_threads) {
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
+    const std::uint64_t f = sizeof(float), ctx = u(n_ctx), batch = u(n_batch);
+    SessionBytes b;
+    b.kv = model::KvCache::bytes_needed(c, n_ctx, n_batch, n_pinned);
+    const std::uint64_t wide = u(std::max(c.n_embd, c.n_embd_q()));
+    const std::uint64_t per_row = u(c.n_embd) + 2 * wide + 2 * u(c.n_embd_kv()) + 2 * u(c.n_ff) + 2 * u(c.n_rot());
+    const std::uint64_t scores =
+        saturating_mul(u(n_threads) * u(c.n_head / std::max<std::int64_t>(c.n_head_kv, 1)), ctx);
+    const std::uint64_t quantized = saturating_mul(batch, 2 * u(std::max(c.n_embd, c.n_ff)));  // int8 + scales
+    std::uint64_t floats = saturating_mul(batch, per_row);
+    floats = saturating_add(floats, scores);
+    floats = saturating_add(floats, saturating_mul(u(n_logit_rows), u(c.n_embd) + u(c.n_vocab)));
+    floats = saturating_add(floats, ctx + u(c.n_vocab));  // tokens, logits
+    b.total = saturating_add(b.kv, saturating_add(saturating_mul(floats, f), quantized));
+    return b;
+}
+
+}  // namespace
 
 Session::Impl::Impl(const Model& m, SessionOptions o) : model(m), model_impl(m.impl()), options(o) {
     const auto& c = model_impl->config;
@@ -20,14 +51,25 @@ Session::Impl::Impl(const Model& m, SessionOptions o) : model(m), model_impl(m.i
              std::to_string(o.n_keep));
     }
     n_threads = resolve_threads(o.threads > 0 ? o.threads : model_impl->options.threads);
+    check_threads(n_threads, "SessionOptions::threads");
     n_batch = std::min(o.batch, n_ctx);
-    cache = model::KvCache(c, n_ctx, n_batch, o.context_shift ? o.n_keep : 0);
-    scratch = model::ForwardScratch(c, model_impl->weights, n_batch, n_ctx,
-                                    o.logits_all ? n_batch : 1, n_threads);
-    rows.resize(static_cast<std::size_t>(n_batch));
-    tokens.reserve(static_cast<std::size_t>(n_ctx));
-    logits.resize(static_cast<std::size_t>(c.n_vocab));
-    rope_scratch.resize(static_cast<std::size_t>(2 * c.n_rot()));
+    // Everything below is sized from the options: check that it fits before allocating.
+    const int n_logit_rows = o.logits_all ? n_batch : 1;
+    const std::int64_t n_pinned = o.context_shift ? o.n_keep : 0;
+    const SessionBytes need = session_bytes(c, n_ctx, n_batch, n_pinned, n_logit_rows, n_threads);
+    const std::string what = "a session of context " + std::to_string(n_ctx) + " and batch " +
+                             std::to_string(n_batch) + " (KV cache " + format_bytes(need.kv) + ")";
+    check_memory(need.total, what);
+    try {
+        cache = model::KvCache(c, n_ctx, n_batch, n_pinned);
+        scratch = model::ForwardScratch(c, model_impl->weights, n_batch, n_ctx, n_logit_rows, n_threads);
+        rows.resize(static_cast<std::size_t>(n_batch));
+        tokens.reserve(static_cast<std::size_t>(n_ctx));
+        logits.resize(static_cast<std::size_t>(c.n_vocab));
+        rope_scratch.resize(static_cast<std::size_t>(2 * c.n_rot()));
+    } catch (const std::bad_alloc&) {
+        fail(what + " needs about " + format_bytes(need.total) + ": out of memory");
+    }
     // Streamed text continues the prompt, so a leading space is kept (unlike decode()).
     stream.emplace(*model_impl->tokenizer, /*strip_leading_space=*/false);
 }

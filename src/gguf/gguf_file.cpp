@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 
+#include "ember/text.hpp"
 #include "gguf/mapped_file.hpp"
 #include "runtime/fail.hpp"
 
@@ -47,24 +48,12 @@ std::uint64_t min_element_size(ValueType t) noexcept {
     return fixed_size(t);
 }
 
+// Names come from untrusted bytes: keep messages one printable line.
 std::string quoted(std::string_view s) {
-    // Names come from untrusted bytes: keep messages one printable line.
-    std::string out = "'";
-    const std::size_t n = std::min<std::size_t>(s.size(), 200);
-    for (std::size_t i = 0; i < n; ++i) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            static const char* hex = "0123456789abcdef";
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    if (s.size() > n) out += "...";
-    out += "'";
-    return out;
+    std::string q(1, '\'');
+    q += printable(s, 200);
+    q += '\'';
+    return q;
 }
 
 // Reads little-endian fields with bounds checks; errors carry the file name and a context

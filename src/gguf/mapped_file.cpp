@@ -27,9 +27,10 @@ std::string errno_text(int err) { return std::strerror(err); }
 }  // namespace
 
 MappedFile MappedFile::open(const std::string& path) {
+    if (path.find('\0') != std::string::npos) fail(path + ": file name contains a NUL byte");
     int fd = -1;
-    do {
-        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    do {  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below)
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) fail(path + ": cannot open: " + errno_text(errno));
     FdGuard guard{fd};
@@ -37,7 +38,7 @@ MappedFile MappedFile::open(const std::string& path) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) fail(path + ": cannot stat: " + errno_text(errno));
     if (S_ISDIR(st.st_mode)) fail(path + ": is a directory, not a GGUF file");
-    if (!S_ISREG(st.st_mode)) fail(path + ": is not a regular file");
+    if (!S_ISREG(st.st_mode)) fail(path + ": is a device, FIFO or socket, not a regular file");
     if (st.st_size <= 0) fail(path + ": file is empty (0 bytes)");
 
     const auto size = static_cast<std::size_t>(st.st_size);

@@ -3,23 +3,43 @@
 #include <algorithm>
 
 #include "runtime/fail.hpp"
+#include "runtime/memory.hpp"
 
 namespace ember::model {
+
+namespace {
+
+// Rows a sliding layer needs: the pinned ones, a window and a batch, plus slack so that
+// compaction (copying about n_swa rows) happens once every `slack` positions.
+std::int64_t sliding_rows(const ModelConfig& c, std::int64_t n_ctx, std::int64_t n_batch, std::int64_t n_pinned) {
+    const std::int64_t slack = std::max<std::int64_t>(16, c.n_swa / 2);
+    return std::min(n_ctx, n_pinned + c.n_swa + n_batch - 1 + slack);
+}
+
+}  // namespace
+
+std::uint64_t KvCache::bytes_needed(const ModelConfig& c, std::int64_t n_ctx, std::int64_t n_batch,
+                                    std::int64_t n_pinned) noexcept {
+    const std::int64_t sliding = sliding_rows(c, n_ctx, std::max<std::int64_t>(n_batch, 1),
+                                              std::clamp<std::int64_t>(n_pinned, 0, n_ctx));
+    std::uint64_t rows = 0;
+    for (std::int64_t il = 0; il < c.n_layer; ++il) {
+        rows = saturating_add(rows, static_cast<std::uint64_t>(c.is_local(il) ? sliding : n_ctx));
+    }
+    return saturating_mul(saturating_mul(rows, static_cast<std::uint64_t>(c.n_embd_kv())), 2 * sizeof(float));
+}
 
 KvCache::KvCache(const ModelConfig& c, std::int64_t n_ctx, std::int64_t n_batch, std::int64_t n_pinned)
     : n_ctx_(n_ctx), n_embd_kv_(c.n_embd_kv()), n_batch_(std::max<std::int64_t>(n_batch, 1)),
       n_pinned_(std::clamp<std::int64_t>(n_pinned, 0, n_ctx)), base_(n_pinned_) {
     EMBER_ASSERT(n_ctx > 0);
-    // Rows a sliding layer needs: the pinned ones, a window and a batch, plus slack so that
-    // compaction (copying about n_swa rows) happens once every `slack` positions.
-    const std::int64_t slack = std::max<std::int64_t>(16, c.n_swa / 2);
-    const std::int64_t sliding_rows = std::min(n_ctx, n_pinned_ + c.n_swa + n_batch_ - 1 + slack);
+    const std::int64_t sliding = sliding_rows(c, n_ctx, n_batch_, n_pinned_);
     layers_.resize(static_cast<std::size_t>(c.n_layer));
     std::size_t total = 0;
     for (std::int64_t il = 0; il < c.n_layer; ++il) {
         Layer& l = layers_[static_cast<std::size_t>(il)];
         l.window = c.is_local(il) ? c.n_swa : 0;
-        l.capacity = l.window > 0 ? sliding_rows : n_ctx;
+        l.capacity = l.window > 0 ? sliding : n_ctx;
         l.offset = total;
         total += static_cast<std::size_t>(l.capacity * n_embd_kv_);
     }

@@ -25,6 +25,9 @@ public:
     /// n_pinned positions are kept in sliding-window layers (the context shift's n_keep).
     KvCache(const ModelConfig& config, std::int64_t n_ctx, std::int64_t n_batch = 1,
             std::int64_t n_pinned = 0);
+    /// Bytes such a cache allocates (saturating), to check before constructing one.
+    static std::uint64_t bytes_needed(const ModelConfig& config, std::int64_t n_ctx, std::int64_t n_batch = 1,
+                                      std::int64_t n_pinned = 0) noexcept;
 
     std::int64_t n_ctx() const noexcept { return n_ctx_; }
     std::int64_t n_layer() const noexcept { return static_cast<std::int64_t>(layers_.size()); }

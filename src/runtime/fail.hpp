@@ -9,8 +9,13 @@
 
 namespace ember {
 
-/// Throws ember::Error(message). Every load, configuration and input error goes through here.
+/// Throws ember::Error(printable(message)): one printable line, whatever bytes `message` quotes.
+/// Every load, configuration and input error goes through here.
 [[noreturn]] void fail(const std::string& message);
+
+/// Rethrows `e` with "name: " in front unless its message already starts with `name` (for
+/// errors raised below a layer that knows the file, so that every message names it).
+[[noreturn]] void fail_naming(const std::string& name, const Error& e);
 
 /// Aborts with file:line for a broken internal invariant (a bug, never bad input).
 [[noreturn]] void assert_fail(const char* expr, const char* file, int line) noexcept;

@@ -87,25 +87,27 @@ std::size_t sanitize_utf8(std::string_view in, bool final, std::string& out) {
     return n;
 }
 
-bool is_valid_utf8(std::string_view s) noexcept {
+std::size_t utf8_valid_length(std::string_view s, std::size_t i) noexcept {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    const std::size_t n = s.size();
-    for (std::size_t i = 0; i < n;) {
-        const unsigned char lead = p[i];
-        if (lead < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t len = 0;
-        if (lead >= 0xC2 && lead <= 0xDF) len = 2;
-        else if (lead >= 0xE0 && lead <= 0xEF) len = 3;
-        else if (lead >= 0xF0 && lead <= 0xF4) len = 4;
-        if (len == 0 || i + len > n) return false;
-        const Second r = second_range(lead);
-        if (p[i + 1] < r.lo || p[i + 1] > r.hi) return false;
-        for (std::size_t k = 2; k < len; ++k) {
-            if (p[i + k] < 0x80 || p[i + k] > 0xBF) return false;
-        }
+    const unsigned char lead = p[i];
+    if (lead < 0x80) return 1;
+    std::size_t len = 0;
+    if (lead >= 0xC2 && lead <= 0xDF) len = 2;
+    else if (lead >= 0xE0 && lead <= 0xEF) len = 3;
+    else if (lead >= 0xF0 && lead <= 0xF4) len = 4;
+    if (len == 0 || len > s.size() - i) return 0;
+    const Second r = second_range(lead);
+    if (p[i + 1] < r.lo || p[i + 1] > r.hi) return 0;
+    for (std::size_t k = 2; k < len; ++k) {
+        if (p[i + k] < 0x80 || p[i + k] > 0xBF) return 0;
+    }
+    return len;
+}
+
+bool is_valid_utf8(std::string_view s) noexcept {
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = utf8_valid_length(s, i);
+        if (len == 0) return false;
         i += len;
     }
     return true;

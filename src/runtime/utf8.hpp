@@ -28,4 +28,8 @@ std::size_t sanitize_utf8(std::string_view in, bool final, std::string& out);
 /// True when `s` is entirely valid UTF-8.
 bool is_valid_utf8(std::string_view s) noexcept;
 
+/// Length of the well-formed UTF-8 sequence starting at s[i] (1 to 4), or 0 when the bytes
+/// there are not one (an invalid lead byte, a bad continuation, or a truncated sequence).
+std::size_t utf8_valid_length(std::string_view s, std::size_t i) noexcept;
+
 }  // namespace ember

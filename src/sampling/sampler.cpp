@@ -37,24 +37,24 @@ std::uint64_t random_seed() {
     return s;
 }
 
-void check_not_nan(float v, const char* name) {
-    if (std::isnan(v)) fail(std::string("SamplerOptions: ") + name + " is NaN");
+void check_finite(float v, const char* name) {
+    if (!std::isfinite(v)) fail(std::string("SamplerOptions: ") + name + " is " + std::to_string(v) + ", not a finite number");
 }
 
-void validate(const SamplerOptions& o) {
-    check_not_nan(o.temperature, "temperature");
-    check_not_nan(o.top_p, "top_p");
-    check_not_nan(o.min_p, "min_p");
-    check_not_nan(o.typical_p, "typical_p");
-    check_not_nan(o.repeat_penalty, "repeat_penalty");
-    check_not_nan(o.frequency_penalty, "frequency_penalty");
-    check_not_nan(o.presence_penalty, "presence_penalty");
-    if (!(o.repeat_penalty > 0.0f) || std::isinf(o.repeat_penalty)) {
-        fail("SamplerOptions: repeat_penalty must be positive and finite, got " +
-             std::to_string(o.repeat_penalty));
+// Runs before anything is allocated (the penalty window is sized from the options).
+const SamplerOptions& validate(const SamplerOptions& o) {
+    check_finite(o.temperature, "temperature");
+    check_finite(o.top_p, "top_p");
+    check_finite(o.min_p, "min_p");
+    check_finite(o.typical_p, "typical_p");
+    check_finite(o.repeat_penalty, "repeat_penalty");
+    check_finite(o.frequency_penalty, "frequency_penalty");
+    check_finite(o.presence_penalty, "presence_penalty");
+    if (!(o.repeat_penalty > 0.0f)) {
+        fail("SamplerOptions: repeat_penalty must be positive, got " + std::to_string(o.repeat_penalty));
     }
-    if (o.penalty_last_n < 0) {
-        fail("SamplerOptions: penalty_last_n must be >= 0, got " +
+    if (o.penalty_last_n < 0 || o.penalty_last_n > kMaxPenaltyWindow) {
+        fail("SamplerOptions: penalty_last_n must be in [0, " + std::to_string(kMaxPenaltyWindow) + "], got " +
              std::to_string(o.penalty_last_n));
     }
     for (const auto& [token, bias] : o.logit_bias) {
@@ -64,6 +64,7 @@ void validate(const SamplerOptions& o) {
                  " must be a number below +INFINITY");
         }
     }
+    return o;
 }
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -112,9 +113,8 @@ struct Sampler::Impl {
     std::vector<float> greedy_logits;
 
     explicit Impl(SamplerOptions o)
-        : options(std::move(o)),
-          history(static_cast<std::size_t>(std::max(options.penalty_last_n, 0))) {
-        validate(options);
+        : options(validate(o) /* before the history is sized */),
+          history(static_cast<std::size_t>(options.penalty_last_n)) {
         order = options.order.empty() ? kDefaultOrder : options.order;
         greedy = !(options.temperature > 0.0f);
         penalties_on = options.penalty_last_n > 0 &&

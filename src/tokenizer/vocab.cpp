@@ -5,6 +5,7 @@
 #include <array>
 #include <limits>
 
+#include "ember/text.hpp"
 #include "gguf/gguf_file.hpp"
 #include "runtime/fail.hpp"
 
@@ -27,24 +28,6 @@ constexpr std::array kEotTexts = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
     "<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>", "<end_of_utterance>",
 };
-
-std::string printable(std::string_view s) {
-    std::string out;
-    const std::size_t n = std::min<std::size_t>(s.size(), 60);
-    for (std::size_t i = 0; i < n; ++i) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c != 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            static const char* hex = "0123456789abcdef";
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    if (s.size() > n) out += "...";
-    return out;
-}
 
 const gguf::KeyValue* find_kv(const gguf::File& file, std::string_view key) {
     for (const auto& kv : file.metadata()) {
@@ -172,12 +155,12 @@ void Vocab::finalize(const std::string& where) {
                  " bytes long (limit " + std::to_string(kMaxTokenBytes) + ")");
         }
         if (types[i] == TokenType::byte && parse_byte_token(t) < 0) {
-            fail(ctx + "token " + std::to_string(i) + " '" + printable(t) +
+            fail(ctx + "token " + std::to_string(i) + " '" + printable(t, 64) +
                  "' has the byte type but is not of the form <0xXX>");
         }
         const auto [it, inserted] = to_id.emplace(t, static_cast<Token>(i));
         if (!inserted) {
-            fail(ctx + "duplicate token '" + printable(t) + "' at ids " +
+            fail(ctx + "duplicate token '" + printable(t, 64) + "' at ids " +
                  std::to_string(it->second) + " and " + std::to_string(i));
         }
     }
@@ -253,7 +236,7 @@ Vocab read_gguf_vocab(const gguf::File& file) {
         v.kind = VocabKind::bpe;
     } else {
         fail_key(file, model_kv, "tokenizer.ggml.model",
-                 "tokenizer model '" + printable(model) +
+                 "tokenizer model '" + printable(model, 64) +
                      "' is not supported (ember supports 'llama' (SPM) and 'gpt2' (BPE))");
     }
     if (const gguf::KeyValue* pre_kv = find_kv(file, "tokenizer.ggml.pre")) {
