@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <new>
 
 #include "api/model_impl.hpp"
 #include "runtime/fail.hpp"
+#include "runtime/hash.hpp"
+#include "runtime/parallel.hpp"
 
 namespace ember {
 namespace detail {
@@ -59,19 +62,42 @@ ModelImpl::ModelImpl(gguf::File file_in, ModelOptions options_in)
     }
 }
 
+std::uint64_t ModelImpl::fingerprint() const {
+    std::call_once(fingerprint_once_, [this] { fingerprint_ = hash64_blocks(file.bytes(), resolve_threads(options.threads)); });
+    return fingerprint_;
+}
+
 }  // namespace detail
 
 Model::Model(std::shared_ptr<const detail::ModelImpl> impl) : impl_(std::move(impl)) {}
 
+namespace {
+
+// Loads through `open` (which names the file itself); every error below it (configuration,
+// weights, tokenizer) is made to name the file too, and running out of memory is an Error.
+template <class Open>
+std::shared_ptr<const detail::ModelImpl> load_impl(const std::string& name, ModelOptions options, Open&& open) {
+    if (options.threads < 0 || options.threads > kMaxThreads) {
+        fail(name + ": ModelOptions::threads must be in [0, " + std::to_string(kMaxThreads) + "], got " +
+             std::to_string(options.threads));
+    }
+    try {
+        return std::make_shared<const detail::ModelImpl>(open(), std::move(options));
+    } catch (const Error& e) {
+        fail_naming(name, e);
+    } catch (const std::bad_alloc&) {
+        fail(name + ": out of memory while loading the model");
+    }
+}
+
+}  // namespace
+
 Model Model::load(const std::string& path, ModelOptions options) {
-    if (options.threads < 0) fail(path + ": ModelOptions::threads must be >= 0");
-    return Model(std::make_shared<const detail::ModelImpl>(gguf::File::open(path), options));
+    return Model(load_impl(path, std::move(options), [&] { return gguf::File::open(path); }));
 }
 
 Model Model::load_from_memory(const void* data, std::size_t size, ModelOptions options) {
-    if (options.threads < 0) fail("<memory>: ModelOptions::threads must be >= 0");
-    return Model(std::make_shared<const detail::ModelImpl>(
-        gguf::File::from_copy(data, size, "<memory>"), options));
+    return Model(load_impl("<memory>", std::move(options), [&] { return gguf::File::from_copy(data, size, "<memory>"); }));
 }
 
 const ModelInfo& Model::info() const noexcept { return impl_->info; }
@@ -111,7 +137,11 @@ std::string Model::apply_chat_template(const std::vector<ChatMessage>& messages,
     input.eos_token = special_text(m.tokenizer->eos());
     if (!template_override.empty()) return chat::ChatTemplate(template_override).render(input);
     if (!m.parsed_template) fail(m.file.name() + ": tokenizer.chat_template: " + m.chat_template_error);
-    return m.parsed_template->render(input);
+    try {
+        return m.parsed_template->render(input);
+    } catch (const Error& e) {
+        fail_naming(m.file.name() + ": tokenizer.chat_template", e);
+    }
 }
 
 }  // namespace ember

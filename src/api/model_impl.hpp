@@ -2,7 +2,9 @@
 // tokenizer. Immutable after construction.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "chat/chat_template.hpp"
@@ -30,6 +32,15 @@ struct ModelImpl {
     /// then `chat_template_error` says why.
     std::shared_ptr<const chat::ChatTemplate> parsed_template;
     std::string chat_template_error;
+
+    /// A hash of every byte of the model file (header, metadata and tensor data), the model
+    /// fingerprint saved session states carry. Computed on first use (the first save or
+    /// restore of a state), on all threads, then kept.
+    std::uint64_t fingerprint() const;
+
+private:
+    mutable std::once_flag fingerprint_once_;
+    mutable std::uint64_t fingerprint_ = 0;
 };
 
 }  // namespace ember::detail

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <unordered_set>
 
 #include "runtime/fail.hpp"
+#include "runtime/file_io.hpp"
 
 namespace ember::gguf {
 namespace {
@@ -291,40 +290,10 @@ std::vector<std::uint8_t> Writer::write_to_bytes() const {
 }
 
 void Writer::write_to_file(const std::string& path) const {
-    const std::string tmp = path + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) fail(path + ": cannot create " + tmp + ": " + std::strerror(errno));
-    std::uint64_t written = 0;
-    auto sink = [&](const void* p, std::size_t n) {
-        if (std::fwrite(p, 1, n, f) != n) {
-            const int err = errno;
-            std::fclose(f);
-            f = nullptr;
-            std::remove(tmp.c_str());
-            fail(path + ": write failed at byte " + std::to_string(written) + ": " + std::strerror(err));
-        }
-        written += n;
-    };
-    try {
-        write(sink);
-    } catch (...) {
-        // Errors raised before any I/O failure (e.g. a bad alignment) still leave no file.
-        if (f != nullptr) {
-            std::fclose(f);
-            std::remove(tmp.c_str());
-        }
-        throw;
-    }
-    if (std::fclose(f) != 0) {
-        const int err = errno;
-        std::remove(tmp.c_str());
-        fail(path + ": write failed when closing (" + std::to_string(written) + " bytes): " + std::strerror(err));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        std::remove(tmp.c_str());
-        fail(path + ": cannot rename " + tmp + ": " + std::strerror(err));
-    }
+    OutputFile out(path);  // removed unless committed: a failed write leaves no file
+    auto sink = [&out](const void* p, std::size_t n) { out.write(p, n); };
+    write(sink);
+    out.commit();
 }
 
 }  // namespace ember::gguf

@@ -105,8 +105,9 @@ public:
     /// The alignment that will be used (general.alignment when set, else 32).
     std::uint64_t alignment() const;
 
-    /// Streams the file to `path` (via `path`.tmp, renamed at the end, so a failed write
-    /// leaves no partial file). Throws ember::Error naming the path on I/O errors.
+    /// Streams the file to `path` (through a temporary file in its folder, renamed at the end,
+    /// so a failed write leaves no partial file; an existing `path` must be a regular file).
+    /// Throws ember::Error naming the path on I/O errors.
     void write_to_file(const std::string& path) const;
     /// The whole file in memory.
     std::vector<std::uint8_t> write_to_bytes() const;
