@@ -11,18 +11,22 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "api/model_impl.hpp"
-#include "common/quant_mix.hpp"
+#include "bench_support/membench.hpp"
+#include "bench_support/peak.hpp"
+#include "cli/args.hpp"
+#include "cli/report.hpp"
 #include "ember/model.hpp"
 #include "ember/session.hpp"
+#include "ember/text.hpp"
 #include "kernels/dispatch.hpp"
-#include "bench_support/peak.hpp"
-#include "bench_support/membench.hpp"
+#include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
 
 namespace {
@@ -51,13 +55,22 @@ struct Result {
     std::string limit_kind;        // "bandwidth", "int8 peak", "f32 peak"
 };
 
+constexpr ember::cli::IntRange kBenchThreadRange{1, 1024};
+constexpr ember::cli::IntRange kRepsRange{1, 1000};
+constexpr ember::cli::IntRange kBandwidthRange{1, 65536};
+
 void usage() {
-    std::fprintf(stderr,
-                 "usage: ember-bench -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-t 2] [-r 5] [-o md|csv|json]\n"
-                 "                   [--bw-mib 1024] [--no-limits] [--isa]\n"
-                 "  -p N  prompt processing test: one prefill of N random tokens (0: skip)\n"
-                 "  -n N  generation test: N single-token decodes (0: skip)\n"
-                 "  --isa print the kernel ISA in use and exit\n");
+    std::printf("usage: ember-bench -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-t 2] [-r 5] [-o md|csv|json]\n"
+                "                   [--bw-mib 1024] [--no-limits] [--isa]\n"
+                "  -p N        prompt processing test: one prefill of N random tokens, %s (0: skip)\n"
+                "  -n N        generation test: N single-token decodes, %s (0: skip)\n"
+                "  -t N        threads, %s (default 2)\n"
+                "  -r N        repetitions, %s\n"
+                "  --bw-mib N  buffer of the bandwidth measurement in MiB, %s\n"
+                "  --isa       print the kernel ISA in use and exit\n",
+                describe(ember::cli::kTokenCountRange).c_str(), describe(ember::cli::kTokenCountRange).c_str(),
+                describe(kBenchThreadRange).c_str(), describe(kRepsRange).c_str(),
+                describe(kBandwidthRange).c_str());
 }
 
 double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -150,18 +163,15 @@ std::string format_params(double n) {
     return b;
 }
 
-std::string json_escape(std::string_view s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) continue;
-        o += c;
-    }
-    return o;
-}
+struct Limits {
+    ember::BandwidthMeasure bw;
+    Peak int8_peak, f32_peak;
+};
 
-std::vector<Result> bench_model(const std::string& path, const Args& a, const ember::BandwidthMeasure& bw,
-                                const Peak& int8_peak, const Peak& f32_peak) {
+// Loads the model and creates its session (where bad files and sizes fail, before any output),
+// calls after_load(), then runs the tests against the limits.
+std::vector<Result> bench_model(const std::string& path, const Args& a, const std::function<void()>& after_load,
+                                const Limits& limits) {
     ember::ModelOptions mo;
     mo.threads = a.threads;
     const ember::Model model = ember::Model::load(path, mo);
@@ -176,12 +186,16 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const em
     so.context = std::max({a.n_prompt, a.n_gen, 1});
     so.batch = std::max(a.n_prompt, 1);
     ember::Session session(model, so);
+    after_load();
+    const ember::BandwidthMeasure& bw = limits.bw;
+    const Peak& int8_peak = limits.int8_peak;
+    const Peak& f32_peak = limits.f32_peak;
     std::mt19937 rng(1234);
     std::uniform_int_distribution<ember::Token> pick(0, static_cast<ember::Token>(model.n_vocab() - 1));
     const ember::Token bos = model.bos() >= 0 ? model.bos() : 0;
 
     Result base;
-    base.model = std::filesystem::path(path).filename().string();
+    base.model = ember::printable(std::filesystem::path(path).filename().string());  // shown in every format
     base.type = info.file_type;
     base.size_bytes = info.weight_bytes;
     base.params = info.n_params;
@@ -191,7 +205,7 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const em
     std::vector<Result> out;
 
     auto check = [&](ember::Status s) {
-        if (s != ember::Status::ok) throw std::runtime_error("ember-bench: forward pass failed on " + path);
+        if (s != ember::Status::ok) throw ember::Error(path + ": forward pass failed");
     };
     if (a.n_prompt > 0) {
         std::vector<ember::Token> prompt(static_cast<std::size_t>(a.n_prompt));
@@ -250,110 +264,114 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const em
     return out;
 }
 
+int run(int argc, char** argv) {
+    using ember::cli::UsageError;
+    Args a;
+    bool isa_only = false;
+    ember::cli::ArgReader args(argc, argv);
+    while (args.next()) {
+        if (args.is("-h", "--help")) {
+            usage();
+            return 0;
+        } else if (args.is("--isa")) isa_only = true;
+        else if (args.is("--no-limits")) a.limits = false;
+        else if (args.is("-m")) a.models.push_back(args.value());
+        else if (args.is("-p")) a.n_prompt = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));
+        else if (args.is("-n")) a.n_gen = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));
+        else if (args.is("-t")) a.threads = static_cast<int>(args.int_value(kBenchThreadRange));
+        else if (args.is("-r")) a.reps = static_cast<int>(args.int_value(kRepsRange));
+        else if (args.is("-o")) {
+            a.output = args.value();
+            if (a.output != "md" && a.output != "csv" && a.output != "json") {
+                throw UsageError("-o: '" + a.output + "' is not one of md, csv, json");
+            }
+        } else if (args.is("--bw-mib")) a.bw_mib = static_cast<std::size_t>(args.int_value(kBandwidthRange));
+        else args.unknown();
+    }
+    const std::string isa(ember::kernels::isa_name());
+    if (isa_only) {
+        std::printf("active ISA: %s (detected: %s)\n", isa.c_str(),
+                    std::string(ember::kernels::isa_name(ember::kernels::detected_isa())).c_str());
+        return 0;
+    }
+    if (a.models.empty()) throw UsageError("no model given (-m MODEL.gguf)");
+
+    Limits limits;
+    bool measured = false;
+    const auto measure_limits = [&] {  // once, after the first model loaded
+        if (measured || !a.limits) return;
+        measured = true;
+        const std::uint64_t bytes = std::uint64_t{a.bw_mib} << 20;
+        ember::check_memory(bytes, "--bw-mib " + std::to_string(a.bw_mib) + " (the bandwidth buffer)");
+        std::fprintf(stderr, "ember-bench: measuring read bandwidth (%zu MiB, %d threads) and peaks...\n", a.bw_mib,
+                     a.threads);
+        limits.bw = ember::measure_read_bandwidth(bytes, a.threads);
+        limits.int8_peak = measure_int8_peak(a.threads);
+        limits.f32_peak = measure_f32_peak(a.threads);
+    };
+    std::vector<Result> results;
+    for (const auto& m : a.models) {
+        const auto announce = [&] {
+            measure_limits();
+            std::fprintf(stderr, "ember-bench: %s\n", ember::printable(m).c_str());
+        };
+        for (auto& r : bench_model(m, a, announce, limits)) results.push_back(std::move(r));
+    }
+    const ember::BandwidthMeasure& bw = limits.bw;
+    const Peak& int8_peak = limits.int8_peak;
+    const Peak& f32_peak = limits.f32_peak;
+
+    const double gbs = bw.bytes_per_second / 1e9, i8 = int8_peak.ops_per_second / 1e9,
+                 f32 = f32_peak.ops_per_second / 1e9;
+    if (a.output == "md") {
+        std::printf("ISA: %s | threads: %d | read bandwidth: %.1f GB/s (median %.1f, %zu MiB buffer) | "
+                    "int8 peak: %.0f GOPS (%s) | f32 peak: %.0f GFLOPS (%s)\n\n",
+                    isa.c_str(), a.threads, gbs, bw.median_bytes_per_second / 1e9, bw.buffer_bytes >> 20, i8,
+                    int8_peak.kernel.c_str(), f32, f32_peak.kernel.c_str());
+        std::printf("| model | size | params | type | threads | test | t/s | of limit |\n");
+        std::printf("| ----- | ---: | -----: | ---- | ------: | ---- | --: | -------: |\n");
+        for (const auto& r : results) {
+            char limit[64] = "n/a";
+            if (r.limit_fraction >= 0) {
+                std::snprintf(limit, sizeof limit, "%.1f%% %s", 100.0 * r.limit_fraction, r.limit_kind.c_str());
+            }
+            std::printf("| %s | %s | %s | %s | %d | %s | %.2f ± %.2f | %s |\n", r.model.c_str(),
+                        format_size(static_cast<double>(r.size_bytes)).c_str(),
+                        format_params(static_cast<double>(r.params)).c_str(), r.type.c_str(), r.threads,
+                        r.test.c_str(), r.mean, r.sd, limit);
+        }
+    } else if (a.output == "csv") {
+        std::printf("model,size_bytes,params,type,threads,test,n_tokens,tps_mean,tps_sd,limit_fraction,limit,"
+                    "bytes_per_token,isa,bandwidth_gbs,int8_peak_gops,f32_peak_gflops\n");
+        for (const auto& r : results) {
+            std::printf("%s,%lld,%lld,%s,%d,%s,%d,%.4f,%.4f,%.4f,%s,%lld,%s,%.3f,%.1f,%.1f\n", r.model.c_str(),
+                        static_cast<long long>(r.size_bytes), static_cast<long long>(r.params), r.type.c_str(),
+                        r.threads, r.test.c_str(), r.n_tokens, r.mean, r.sd, r.limit_fraction,
+                        r.limit_kind.c_str(), static_cast<long long>(r.bytes_per_token), isa.c_str(), gbs, i8, f32);
+        }
+    } else {
+        std::printf("{\n  \"isa\": \"%s\",\n  \"threads\": %d,\n  \"bandwidth_gbs\": %.3f,\n"
+                    "  \"bandwidth_median_gbs\": %.3f,\n  \"int8_peak_gops\": %.1f,\n  \"int8_kernel\": \"%s\",\n"
+                    "  \"f32_peak_gflops\": %.1f,\n  \"f32_kernel\": \"%s\",\n  \"results\": [",
+                    isa.c_str(), a.threads, gbs, bw.median_bytes_per_second / 1e9, i8, int8_peak.kernel.c_str(),
+                    f32, f32_peak.kernel.c_str());
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const auto& r = results[i];
+            std::printf("%s\n    {\"model\": \"%s\", \"size_bytes\": %lld, \"params\": %lld, \"type\": \"%s\", "
+                        "\"threads\": %d, \"test\": \"%s\", \"n_tokens\": %d, \"tps_mean\": %.4f, "
+                        "\"tps_sd\": %.4f, \"limit_fraction\": %.4f, \"limit\": \"%s\", \"bytes_per_token\": %lld}",
+                        i ? "," : "", ember::json_escape(r.model).c_str(), static_cast<long long>(r.size_bytes),
+                        static_cast<long long>(r.params), r.type.c_str(), r.threads, r.test.c_str(), r.n_tokens,
+                        r.mean, r.sd, r.limit_fraction, r.limit_kind.c_str(),
+                        static_cast<long long>(r.bytes_per_token));
+        }
+        std::printf("\n  ]\n}\n");
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    using ember::tools::parse_int;
-    try {
-        Args a;
-        bool isa_only = false;
-        for (int i = 1; i < argc; ++i) {
-            const std::string_view o = argv[i];
-            const bool has_value = i + 1 < argc;
-            if (o == "-h" || o == "--help") {
-                usage();
-                return 0;
-            } else if (o == "--isa") isa_only = true;
-            else if (o == "--no-limits") a.limits = false;
-            else if (o == "-m" && has_value) a.models.emplace_back(argv[++i]);
-            else if (o == "-p" && has_value) a.n_prompt = static_cast<int>(parse_int(o, argv[++i]));
-            else if (o == "-n" && has_value) a.n_gen = static_cast<int>(parse_int(o, argv[++i]));
-            else if (o == "-t" && has_value) a.threads = static_cast<int>(parse_int(o, argv[++i]));
-            else if (o == "-r" && has_value) a.reps = static_cast<int>(parse_int(o, argv[++i]));
-            else if (o == "-o" && has_value) a.output = argv[++i];
-            else if (o == "--bw-mib" && has_value) a.bw_mib = static_cast<std::size_t>(parse_int(o, argv[++i]));
-            else {
-                std::fprintf(stderr, "ember-bench: unknown or incomplete option %s\n", argv[i]);
-                usage();
-                return 1;
-            }
-        }
-        const std::string isa(ember::kernels::isa_name());
-        if (isa_only) {
-            std::printf("active ISA: %s (detected: %s)\n", isa.c_str(),
-                        std::string(ember::kernels::isa_name(ember::kernels::detected_isa())).c_str());
-            return 0;
-        }
-        if (a.models.empty() || a.n_prompt < 0 || a.n_gen < 0 || a.threads <= 0 || a.reps <= 0 ||
-            (a.output != "md" && a.output != "csv" && a.output != "json")) {
-            usage();
-            return 1;
-        }
-
-        ember::BandwidthMeasure bw;
-        Peak int8_peak, f32_peak;
-        if (a.limits) {
-            std::fprintf(stderr, "ember-bench: measuring read bandwidth (%zu MiB, %d threads) and peaks...\n",
-                         a.bw_mib, a.threads);
-            bw = ember::measure_read_bandwidth(a.bw_mib << 20, a.threads);
-            int8_peak = measure_int8_peak(a.threads);
-            f32_peak = measure_f32_peak(a.threads);
-        }
-        std::vector<Result> results;
-        for (const auto& m : a.models) {
-            std::fprintf(stderr, "ember-bench: %s\n", m.c_str());
-            for (auto& r : bench_model(m, a, bw, int8_peak, f32_peak)) results.push_back(std::move(r));
-        }
-
-        const double gbs = bw.bytes_per_second / 1e9, i8 = int8_peak.ops_per_second / 1e9,
-                     f32 = f32_peak.ops_per_second / 1e9;
-        if (a.output == "md") {
-            std::printf("ISA: %s | threads: %d | read bandwidth: %.1f GB/s (median %.1f, %zu MiB buffer) | "
-                        "int8 peak: %.0f GOPS (%s) | f32 peak: %.0f GFLOPS (%s)\n\n",
-                        isa.c_str(), a.threads, gbs, bw.median_bytes_per_second / 1e9, bw.buffer_bytes >> 20, i8,
-                        int8_peak.kernel.c_str(), f32, f32_peak.kernel.c_str());
-            std::printf("| model | size | params | type | threads | test | t/s | of limit |\n");
-            std::printf("| ----- | ---: | -----: | ---- | ------: | ---- | --: | -------: |\n");
-            for (const auto& r : results) {
-                char limit[64] = "n/a";
-                if (r.limit_fraction >= 0) {
-                    std::snprintf(limit, sizeof limit, "%.1f%% %s", 100.0 * r.limit_fraction, r.limit_kind.c_str());
-                }
-                std::printf("| %s | %s | %s | %s | %d | %s | %.2f ± %.2f | %s |\n", r.model.c_str(),
-                            format_size(static_cast<double>(r.size_bytes)).c_str(),
-                            format_params(static_cast<double>(r.params)).c_str(), r.type.c_str(), r.threads,
-                            r.test.c_str(), r.mean, r.sd, limit);
-            }
-        } else if (a.output == "csv") {
-            std::printf("model,size_bytes,params,type,threads,test,n_tokens,tps_mean,tps_sd,limit_fraction,limit,"
-                        "bytes_per_token,isa,bandwidth_gbs,int8_peak_gops,f32_peak_gflops\n");
-            for (const auto& r : results) {
-                std::printf("%s,%lld,%lld,%s,%d,%s,%d,%.4f,%.4f,%.4f,%s,%lld,%s,%.3f,%.1f,%.1f\n", r.model.c_str(),
-                            static_cast<long long>(r.size_bytes), static_cast<long long>(r.params), r.type.c_str(),
-                            r.threads, r.test.c_str(), r.n_tokens, r.mean, r.sd, r.limit_fraction,
-                            r.limit_kind.c_str(), static_cast<long long>(r.bytes_per_token), isa.c_str(), gbs, i8, f32);
-            }
-        } else {
-            std::printf("{\n  \"isa\": \"%s\",\n  \"threads\": %d,\n  \"bandwidth_gbs\": %.3f,\n"
-                        "  \"bandwidth_median_gbs\": %.3f,\n  \"int8_peak_gops\": %.1f,\n  \"int8_kernel\": \"%s\",\n"
-                        "  \"f32_peak_gflops\": %.1f,\n  \"f32_kernel\": \"%s\",\n  \"results\": [",
-                        isa.c_str(), a.threads, gbs, bw.median_bytes_per_second / 1e9, i8, int8_peak.kernel.c_str(),
-                        f32, f32_peak.kernel.c_str());
-            for (std::size_t i = 0; i < results.size(); ++i) {
-                const auto& r = results[i];
-                std::printf("%s\n    {\"model\": \"%s\", \"size_bytes\": %lld, \"params\": %lld, \"type\": \"%s\", "
-                            "\"threads\": %d, \"test\": \"%s\", \"n_tokens\": %d, \"tps_mean\": %.4f, "
-                            "\"tps_sd\": %.4f, \"limit_fraction\": %.4f, \"limit\": \"%s\", \"bytes_per_token\": %lld}",
-                            i ? "," : "", json_escape(r.model).c_str(), static_cast<long long>(r.size_bytes),
-                            static_cast<long long>(r.params), r.type.c_str(), r.threads, r.test.c_str(), r.n_tokens,
-                            r.mean, r.sd, r.limit_fraction, r.limit_kind.c_str(),
-                            static_cast<long long>(r.bytes_per_token));
-            }
-            std::printf("\n  ]\n}\n");
-        }
-        return 0;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "ember-bench: %s\n", e.what());
-        return 1;
-    }
+    return ember::cli::run_tool("ember-bench", [&] { return run(argc, argv); });
 }

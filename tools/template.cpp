@@ -5,90 +5,77 @@
 //
 // MESSAGES.json is a JSON array of messages ({"role": ..., "content": ..., ...}). VARS.json is
 // an optional object of extra template variables (tools, documents, enable_thinking, ...).
-// --date makes strftime_now(fmt) return TEXT verbatim.
-// Exit status: 0 on success, 1 for a template error, 2 for bad usage or unreadable input.
+// --date makes strftime_now(fmt) return TEXT verbatim. Inputs are regular files (templates at
+// most 1 MiB, JSON at most 64 MiB).
+// Exit status: 0 on success, 1 for a template error or an input file that cannot be used,
+// 2 for bad usage.
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <string>
 
 #include "chat/chat_template.hpp"
+#include "cli/args.hpp"
+#include "cli/report.hpp"
+#include "cli/text_input.hpp"
 #include "ember/error.hpp"
+#include "runtime/fail.hpp"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: ember-template --template FILE.jinja --messages MESSAGES.json [--bos S] [--eos S] "
-    "[--add-generation-prompt] [--date TEXT] [--vars VARS.json]";
+    "[--add-generation-prompt] [--date TEXT] [--vars VARS.json]\n";
 
-struct UsageError {
-    std::string message;
-};
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError{"cannot open '" + path + "'"};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+ember::json::Value read_json(const std::string& path) {
+    const std::string text = ember::cli::read_text_input(path, ember::cli::kJsonLimit, "JSON file");
+    try {
+        return ember::json::parse(text);
+    } catch (const ember::Error& e) {
+        ember::fail_naming(path, e);
+    }
 }
 
-std::string one_line(std::string s) {
-    for (char& c : s)
-        if (c == '\n' || c == '\r') c = ' ';
-    return s;
+int run(int argc, char** argv) {
+    using ember::cli::UsageError;
+    std::string template_path, messages_path, vars_path;
+    ember::chat::ChatTemplateInput input;
+    ember::cli::ArgReader args(argc, argv);
+    while (args.next()) {
+        if (args.is("--template")) template_path = args.value();
+        else if (args.is("--messages")) messages_path = args.value();
+        else if (args.is("--bos")) input.bos_token = args.value();
+        else if (args.is("--eos")) input.eos_token = args.value();
+        else if (args.is("--add-generation-prompt")) input.add_generation_prompt = true;
+        else if (args.is("--date")) input.fixed_date = args.value();
+        else if (args.is("--vars")) vars_path = args.value();
+        else if (args.is("-h", "--help")) {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else {
+            args.unknown();
+        }
+    }
+    if (template_path.empty() || messages_path.empty()) throw UsageError("--template and --messages are required");
+    const std::string source = ember::cli::read_text_input(template_path, ember::cli::kTemplateLimit, "template");
+    input.messages = read_json(messages_path);
+    if (input.messages.is_object() && input.messages.find("messages")) input.messages = *input.messages.find("messages");
+    if (!input.messages.is_array()) throw ember::Error(messages_path + ": expected a JSON array of messages");
+    if (!vars_path.empty()) {
+        input.extra = read_json(vars_path);
+        if (!input.extra.is_object()) throw ember::Error(vars_path + ": expected a JSON object");
+    }
+    std::string out;
+    try {
+        out = ember::chat::ChatTemplate(source).render(input);
+    } catch (const ember::Error& e) {
+        ember::fail_naming(template_path, e);
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    if (std::fflush(stdout) != 0) throw ember::Error("stdout: write failed");
+    return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string template_path, messages_path, vars_path;
-    ember::chat::ChatTemplateInput input;
-    try {
-        for (int i = 1; i < argc; ++i) {
-            std::string arg = argv[i];
-            auto value = [&]() -> std::string {
-                if (i + 1 >= argc) throw UsageError{"missing value after " + arg};
-                return argv[++i];
-            };
-            if (arg == "--template") template_path = value();
-            else if (arg == "--messages") messages_path = value();
-            else if (arg == "--bos") input.bos_token = value();
-            else if (arg == "--eos") input.eos_token = value();
-            else if (arg == "--add-generation-prompt") input.add_generation_prompt = true;
-            else if (arg == "--date") input.fixed_date = value();
-            else if (arg == "--vars") vars_path = value();
-            else if (arg == "--help" || arg == "-h") {
-                std::cout << kUsage << "\n";
-                return 0;
-            } else {
-                throw UsageError{"unknown argument '" + arg + "'"};
-            }
-        }
-        if (template_path.empty() || messages_path.empty()) throw UsageError{"--template and --messages are required"};
-        std::string source = read_file(template_path);
-        try {
-            input.messages = ember::json::parse(read_file(messages_path));
-            if (input.messages.is_object() && input.messages.find("messages"))
-                input.messages = *input.messages.find("messages");
-            if (!input.messages.is_array()) throw UsageError{messages_path + ": expected a JSON array of messages"};
-            if (!vars_path.empty()) {
-                input.extra = ember::json::parse(read_file(vars_path));
-                if (!input.extra.is_object()) throw UsageError{vars_path + ": expected a JSON object"};
-            }
-        } catch (const ember::Error& e) {
-            throw UsageError{e.what()};
-        }
-        std::string out = ember::chat::ChatTemplate(source).render(input);
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fflush(stdout);
-        return 0;
-    } catch (const UsageError& e) {
-        std::cerr << "ember-template: " << one_line(e.message) << " (--help for usage)\n";
-        return 2;
-    } catch (const ember::Error& e) {
-        std::cerr << "ember-template: " << one_line(e.what()) << "\n";
-        return 1;
-    }
+    return ember::cli::run_tool("ember-template", [&] { return run(argc, argv); });
 }

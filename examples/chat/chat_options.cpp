@@ -1,31 +1,21 @@
 #include "chat_options.hpp"
 
-#include <charconv>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include "cli/text_input.hpp"
 
 namespace ember_chat {
 namespace {
 
-template <class T>
-T parse_number(const std::string& flag, const std::string& text) {
-    T value{};
-    const char* end = text.data() + text.size();
-    const auto r = std::from_chars(text.data(), end, value);
-    if (text.empty() || r.ec != std::errc() || r.ptr != end) {
-        throw UsageError("invalid value '" + text + "' for " + flag);
-    }
-    return value;
-}
+using ember::cli::IntRange;
+using ember::cli::RealRange;
 
-std::string read_file(const std::string& flag, const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError("cannot read '" + path + "' for " + flag);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+// The documented range of every numeric flag (see usage_text()).
+constexpr IntRange kPredictRange{-1, 1 << 24};
+constexpr IntRange kTopKRange{0, 1 << 24};
+constexpr IntRange kRepeatLastNRange{0, 1 << 20};
+constexpr RealRange kTempRange{0.0, 100.0};
+constexpr RealRange kProbabilityRange{0.0, 1.0};
+constexpr RealRange kRepeatPenaltyRange{0.0, 100.0, true};
+constexpr RealRange kPenaltyRange{-100.0, 100.0};
 
 }  // namespace
 
@@ -36,73 +26,70 @@ const char* usage_text() {
            "Without -p or -f: an interactive chat on stdin/stdout (type /help for commands).\n"
            "\n"
            "  -p, --prompt TEXT       one turn: answer TEXT (chat models) or continue it, then exit\n"
-           "  -f, --file FILE         like -p, with the content of FILE\n"
+           "  -f, --file FILE         like -p, with the content of FILE (a regular file of at most\n"
+           "                          64 MiB, or - for stdin)\n"
            "      --completion        continue the prompt as raw text, without the chat template\n"
            "                          (also the default for models that have no template)\n"
            "      --system TEXT       system message at the start of the conversation\n"
-           "      --chat-template FILE  Jinja chat template to use instead of the model's\n"
-           "  -n, --n-predict N       tokens to generate (default -1: until end of text)\n"
-           "  -c, --ctx-size N        context length (default: the model's, at most 4096)\n"
-           "  -t, --threads N         threads (default: all)\n"
-           "      --temp T            temperature (default 0.8; 0 = greedy)\n"
-           "      --top-k N           top-k (default 40; 0 = off)\n"
-           "      --top-p P           top-p (default 0.95; 1 = off)\n"
-           "      --min-p P           min-p (default 0.05; 0 = off)\n"
-           "      --typical P         locally typical sampling (default 1 = off)\n"
-           "      --repeat-penalty F  repetition penalty (default 1 = off)\n"
-           "      --repeat-last-n N   tokens the penalties look at (default 64)\n"
-           "      --frequency-penalty F  (default 0)\n"
-           "      --presence-penalty F   (default 0)\n"
-           "      --seed N            RNG seed (default: random)\n"
+           "      --chat-template FILE  Jinja chat template to use instead of the model's (at most 1 MiB)\n"
+           "  -n, --n-predict N       tokens to generate, -1..16777216 (default -1: until end of text)\n"
+           "  -c, --ctx-size N        context length, 0..1048576 (default 0: the model's, at most 4096)\n"
+           "  -t, --threads N         threads, 0..1024 (default 0: all)\n"
+           "      --temp T            temperature, 0..100 (default 0.8; 0 = greedy)\n"
+           "      --top-k N           top-k, 0..16777216 (default 40; 0 = off)\n"
+           "      --top-p P           top-p, 0..1 (default 0.95; 1 = off)\n"
+           "      --min-p P           min-p, 0..1 (default 0.05; 0 = off)\n"
+           "      --typical P         locally typical sampling, 0..1 (default 1 = off)\n"
+           "      --repeat-penalty F  repetition penalty, above 0 up to 100 (default 1 = off)\n"
+           "      --repeat-last-n N   tokens the penalties look at, 0..1048576 (default 64)\n"
+           "      --frequency-penalty F  -100..100 (default 0)\n"
+           "      --presence-penalty F   -100..100 (default 0)\n"
+           "      --seed N            RNG seed, 0..18446744073709551615 (default: random)\n"
            "      --stop TEXT         stop when the output contains TEXT (repeatable)\n"
-           "      --keep N            tokens of the prompt kept by --context-shift (default 0)\n"
+           "      --keep N            tokens of the prompt kept by --context-shift, 0..1048576 (default 0)\n"
            "      --context-shift     when the context is full, drop the oldest half and go on\n"
            "      --quiet             no progress bar or timings on stderr\n"
            "  -h, --help              this text\n";
 }
 
 Options parse_options(int argc, char** argv) {
+    using ember::cli::kContextRange;
+    using ember::cli::kThreadRange;
+    using ember::cli::read_text_input;
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string flag = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw UsageError("missing value for " + flag);
-            return argv[++i];
-        };
-        if (flag == "-m" || flag == "--model") o.model = value();
-        else if (flag == "-p" || flag == "--prompt") { o.prompt = value(); o.has_prompt = true; }
-        else if (flag == "-f" || flag == "--file") { o.prompt = read_file(flag, value()); o.has_prompt = true; }
-        else if (flag == "--chat-template") o.chat_template = read_file(flag, value());
-        else if (flag == "--system") o.system = value();
-        else if (flag == "--completion") o.completion = true;
-        else if (flag == "--stop") o.stop.push_back(value());
-        else if (flag == "--keep") o.keep = parse_number<int>(flag, value());
-        else if (flag == "--context-shift") o.context_shift = true;
-        else if (flag == "-n" || flag == "--n-predict") o.n_predict = parse_number<int>(flag, value());
-        else if (flag == "-c" || flag == "--ctx-size") o.context = parse_number<int>(flag, value());
-        else if (flag == "-t" || flag == "--threads") o.threads = parse_number<int>(flag, value());
-        else if (flag == "--temp") o.sampler.temperature = parse_number<float>(flag, value());
-        else if (flag == "--top-k") o.sampler.top_k = parse_number<int>(flag, value());
-        else if (flag == "--top-p") o.sampler.top_p = parse_number<float>(flag, value());
-        else if (flag == "--min-p") o.sampler.min_p = parse_number<float>(flag, value());
-        else if (flag == "--typical") o.sampler.typical_p = parse_number<float>(flag, value());
-        else if (flag == "--repeat-penalty") o.sampler.repeat_penalty = parse_number<float>(flag, value());
-        else if (flag == "--repeat-last-n") o.sampler.penalty_last_n = parse_number<int>(flag, value());
-        else if (flag == "--frequency-penalty") o.sampler.frequency_penalty = parse_number<float>(flag, value());
-        else if (flag == "--presence-penalty") o.sampler.presence_penalty = parse_number<float>(flag, value());
-        else if (flag == "--seed") o.sampler.seed = parse_number<std::uint64_t>(flag, value());
-        else if (flag == "--quiet") o.quiet = true;
-        else if (flag == "-h" || flag == "--help") o.help = true;
-        else throw UsageError("unknown flag '" + flag + "' (see --help)");
+    auto& s = o.sampler;
+    ember::cli::ArgReader args(argc, argv);
+    while (args.next()) {
+        if (args.is("-m", "--model")) o.model = args.value();
+        else if (args.is("-p", "--prompt")) { o.prompt = args.value(); o.has_prompt = true; }
+        else if (args.is("-f", "--file")) { o.prompt = read_text_input(args.value(), ember::cli::kPromptLimit, "prompt file"); o.has_prompt = true; }
+        else if (args.is("--chat-template")) o.chat_template = read_text_input(args.value(), ember::cli::kTemplateLimit, "chat template");
+        else if (args.is("--system")) o.system = args.value();
+        else if (args.is("--completion")) o.completion = true;
+        else if (args.is("--stop")) o.stop.push_back(args.value());
+        else if (args.is("--keep")) o.keep = static_cast<int>(args.int_value(kContextRange));
+        else if (args.is("--context-shift")) o.context_shift = true;
+        else if (args.is("-n", "--n-predict")) o.n_predict = static_cast<int>(args.int_value(kPredictRange));
+        else if (args.is("-c", "--ctx-size")) o.context = static_cast<int>(args.int_value(kContextRange));
+        else if (args.is("-t", "--threads")) o.threads = static_cast<int>(args.int_value(kThreadRange));
+        else if (args.is("--temp")) s.temperature = static_cast<float>(args.real_value(kTempRange));
+        else if (args.is("--top-k")) s.top_k = static_cast<int>(args.int_value(kTopKRange));
+        else if (args.is("--top-p")) s.top_p = static_cast<float>(args.real_value(kProbabilityRange));
+        else if (args.is("--min-p")) s.min_p = static_cast<float>(args.real_value(kProbabilityRange));
+        else if (args.is("--typical")) s.typical_p = static_cast<float>(args.real_value(kProbabilityRange));
+        else if (args.is("--repeat-penalty")) s.repeat_penalty = static_cast<float>(args.real_value(kRepeatPenaltyRange));
+        else if (args.is("--repeat-last-n")) s.penalty_last_n = static_cast<int>(args.int_value(kRepeatLastNRange));
+        else if (args.is("--frequency-penalty")) s.frequency_penalty = static_cast<float>(args.real_value(kPenaltyRange));
+        else if (args.is("--presence-penalty")) s.presence_penalty = static_cast<float>(args.real_value(kPenaltyRange));
+        else if (args.is("--seed")) s.seed = args.u64_value();
+        else if (args.is("--quiet")) o.quiet = true;
+        else if (args.is("-h", "--help")) o.help = true;
+        else args.unknown();
     }
     if (o.help) return o;
-    if (o.model.empty()) throw UsageError("missing -m MODEL (see --help)");
-    if (o.threads < 0) throw UsageError("-t must be >= 0");
-    if (o.context < 0) throw UsageError("-c must be >= 0");
-    if (o.keep < 0) throw UsageError("--keep must be >= 0");
-    if (o.n_predict < -1) throw UsageError("-n must be >= -1");
-    for (const auto& s : o.stop) {
-        if (s.empty()) throw UsageError("--stop needs a non-empty text");
+    if (o.model.empty()) throw UsageError("missing -m MODEL");
+    for (const auto& stop : o.stop) {
+        if (stop.empty()) throw UsageError("--stop needs a non-empty text");
     }
     return o;
 }

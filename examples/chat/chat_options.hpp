@@ -1,18 +1,16 @@
 // Command-line options of ember-chat.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cli/args.hpp"
 #include "ember/sampler.hpp"
 
 namespace ember_chat {
 
 /// A bad command line (exit code 2).
-class UsageError : public std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+using UsageError = ember::cli::UsageError;
 
 struct Options {
     std::string model;
@@ -32,7 +30,8 @@ struct Options {
     ember::SamplerOptions sampler;
 };
 
-/// Parses argv; throws UsageError naming the flag on unknown flags or bad values.
+/// Parses argv; throws UsageError naming the flag on unknown flags or values out of their
+/// range, and ember::Error naming the file for a -f or --chat-template file that cannot be used.
 Options parse_options(int argc, char** argv);
 
 const char* usage_text();

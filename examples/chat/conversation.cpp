@@ -133,16 +133,15 @@ std::string Conversation::stats() const {
 namespace ember_chat {
 namespace {
 
-// A conversation file: magic, the history (count, then role and content as length-prefixed
-// strings), then the session state as Session::save_state writes it (validated on restore).
-constexpr char kMagic[8] = {'E', 'M', 'B', 'C', 'H', 'A', 'T', '1'};
-
+// A conversation file is a session state file (Session::save_state_file: checksummed, written
+// through a temporary file) whose user data is the history: a count, then role and content of
+// each message as length-prefixed strings (u64 little-endian lengths).
 void put_u64(std::string& out, std::uint64_t v) {
     for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
 }
 
 std::uint64_t get_u64(const std::string& in, std::size_t& at, const std::string& path) {
-    if (in.size() - at < 8) throw ember::Error(path + ": truncated conversation file at byte " + std::to_string(at));
+    if (in.size() - at < 8) throw ember::Error(path + ": conversation history truncated at byte " + std::to_string(at));
     std::uint64_t v = 0;
     for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
     at += 8;
@@ -151,53 +150,58 @@ std::uint64_t get_u64(const std::string& in, std::size_t& at, const std::string&
 
 std::string get_string(const std::string& in, std::size_t& at, const std::string& path) {
     const std::uint64_t n = get_u64(in, at, path);
-    if (n > in.size() - at) throw ember::Error(path + ": string length " + std::to_string(n) + " at byte " + std::to_string(at - 8) + " runs past the end");
+    if (n > in.size() - at) {
+        throw ember::Error(path + ": conversation history string of " + std::to_string(n) + " bytes at byte " +
+                           std::to_string(at - 8) + " runs past its end");
+    }
     std::string s = in.substr(at, n);
     at += n;
     return s;
 }
 
-}  // namespace
-
-void save_conversation(Conversation& chat, const std::string& path) {
-    std::string out(kMagic, sizeof kMagic);
-    put_u64(out, chat.history().size());
-    for (const auto& m : chat.history()) {
+std::string encode_history(const std::vector<ember::ChatMessage>& history) {
+    std::string out;
+    put_u64(out, history.size());
+    for (const auto& m : history) {
         put_u64(out, m.role.size());
         out += m.role;
         put_u64(out, m.content.size());
         out += m.content;
     }
-    const auto state = chat.session().save_state(&chat.sampler());
-    out.append(reinterpret_cast<const char*>(state.data()), state.size());
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw ember::Error(path + ": cannot open for writing");
-    const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-    if (std::fclose(f) != 0 || !ok) throw ember::Error(path + ": write failed");
+    return out;
 }
 
-void load_conversation(Conversation& chat, const std::string& path) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw ember::Error(path + ": cannot open");
-    std::string in;
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) in.append(buf, n);
-    std::fclose(f);
-    if (in.size() < sizeof kMagic || in.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0) {
-        throw ember::Error(path + ": not an ember-chat conversation file (bad magic at byte 0)");
-    }
-    std::size_t at = sizeof kMagic;
+std::vector<ember::ChatMessage> decode_history(const std::string& in, const std::string& path) {
+    std::size_t at = 0;
     const std::uint64_t n = get_u64(in, at, path);
-    if (n > (in.size() - at) / 16) throw ember::Error(path + ": message count " + std::to_string(n) + " at byte 8 is too large");
+    if (n > (in.size() - at) / 16) {
+        throw ember::Error(path + ": conversation history claims " + std::to_string(n) + " messages");
+    }
     std::vector<ember::ChatMessage> history;
     for (std::uint64_t i = 0; i < n; ++i) {
         std::string role = get_string(in, at, path);
         std::string content = get_string(in, at, path);
         history.push_back({std::move(role), std::move(content)});
     }
-    const auto* state = reinterpret_cast<const std::uint8_t*>(in.data() + at);
-    chat.session().restore_state({state, in.size() - at}, &chat.sampler());  // validates
-    chat.history() = std::move(history);
+    if (at != in.size()) throw ember::Error(path + ": conversation history has extra bytes after byte " + std::to_string(at));
+    return history;
+}
+
+}  // namespace
+
+void save_conversation(Conversation& chat, const std::string& path) {
+    chat.session().save_state_file(path, &chat.sampler(), encode_history(chat.history()));
+}
+
+void load_conversation(Conversation& chat, const std::string& path) {
+    std::string history;
+    chat.session().restore_state_file(path, &chat.sampler(), &history);  // checks every byte first
+    try {
+        chat.history() = decode_history(history, path);
+    } catch (...) {
+        chat.reset();  // a well-formed state with a malformed history: start afresh
+        throw;
+    }
 }
 
 }  // namespace ember_chat

@@ -8,10 +8,13 @@
 // continuation); logs, the progress bar and metrics go to stderr. Exit codes: 0 success,
 // 1 runtime error (bad model, prompt too long), 2 bad command line.
 #include <cstdio>
-#include <iostream>
 #include <string>
 
+#include <unistd.h>
+
 #include "chat_options.hpp"
+#include "cli/report.hpp"
+#include "cli/text_input.hpp"
 #include "conversation.hpp"
 #include "ember/ember.hpp"
 #include "terminal.hpp"
@@ -36,7 +39,9 @@ void report_answer(const Options& opt, const Answer& a) {
     else if (a.interrupted || a.status == ember::Status::context_full) std::fputs("\n", stderr);
 }
 
-// Handles a /command; returns false for /exit.
+void report_error(const std::string& message) { ember::cli::print_error("ember-chat", message); }
+
+// Handles a /command; returns false for /exit. Errors are reported and the REPL goes on.
 bool run_command(const std::string& line, Conversation& chat) {
     const auto space = line.find(' ');
     const std::string cmd = line.substr(0, space);
@@ -51,18 +56,18 @@ bool run_command(const std::string& line, Conversation& chat) {
         std::fputs(kReplHelp, stdout);
     } else if (cmd == "/save" || cmd == "/load") {
         if (arg.empty()) {
-            std::fprintf(stderr, "%s needs a file name\n", cmd.c_str());
+            report_error(cmd + " needs a file name");
         } else {
             try {
                 if (cmd == "/save") save_conversation(chat, arg);
                 else load_conversation(chat, arg);
-                std::fprintf(stderr, "[%s %s]\n", cmd == "/save" ? "saved to" : "loaded", arg.c_str());
-            } catch (const ember::Error& e) {
-                std::fprintf(stderr, "error: %s\n", e.what());
+                std::fprintf(stderr, "[%s %s]\n", cmd == "/save" ? "saved to" : "loaded", ember::printable(arg).c_str());
+            } catch (const std::exception& e) {
+                report_error(e.what());
             }
         }
     } else {
-        std::fprintf(stderr, "unknown command %s (try /help)\n", cmd.c_str());
+        report_error("unknown command " + cmd + " (try /help)");
     }
     std::fflush(stdout);
     return true;
@@ -71,12 +76,21 @@ bool run_command(const std::string& line, Conversation& chat) {
 int repl(const Options& opt, Conversation& chat) {
     const Palette colour = Palette::detect();
     if (!opt.quiet) std::fputs("ember-chat: type a message, /help for commands.\n", stderr);
+    ember::cli::LineReader input(STDIN_FILENO);
     std::string line;
     while (true) {
         std::printf("%s> %s", colour.prompt, colour.reset);
         std::fflush(stdout);
-        if (!std::getline(std::cin, line)) break;  // EOF
-        if (!line.empty() && line.back() == '\r') line.pop_back();
+        const auto status = input.next(line);
+        if (status == ember::cli::LineReader::Status::end) break;
+        if (status == ember::cli::LineReader::Status::not_text) {
+            report_error("stdin: no line end within 64 MiB: not text input");
+            return 1;
+        }
+        if (status == ember::cli::LineReader::Status::too_long) {
+            report_error("stdin: line longer than " + ember::cli::format_bytes(ember::cli::kReplLineLimit) + " skipped");
+            continue;
+        }
         if (line.empty()) continue;
         if (line[0] == '/') {
             if (!run_command(line, chat)) break;
@@ -86,8 +100,9 @@ int repl(const Options& opt, Conversation& chat) {
             const Answer a = chat.user_turn(line, stdout);
             std::fputs("\n", stdout);
             report_answer(opt, a);
-        } catch (const ember::Error& e) {
-            std::fprintf(stderr, "\nerror: %s\n", e.what());
+        } catch (const std::exception& e) {
+            std::fputs("\n", stdout);
+            report_error(e.what());
         }
     }
     std::fputs("\n", stdout);
@@ -104,7 +119,7 @@ int run(const Options& opt) {
 
     Conversation chat(model, opt);
     install_interrupt_handler();
-    const bool completion = opt.completion || !model.has_chat_template() && opt.chat_template.empty();
+    const bool completion = opt.completion || (!model.has_chat_template() && opt.chat_template.empty());
     if (!opt.has_prompt) {
         if (completion && !opt.completion && !opt.quiet) {
             std::fputs("ember-chat: the model has no chat template; using ChatML\n", stderr);
@@ -129,21 +144,12 @@ int run(const Options& opt) {
 }  // namespace ember_chat
 
 int main(int argc, char** argv) {
-    ember_chat::Options opt;
-    try {
-        opt = ember_chat::parse_options(argc, argv);
-    } catch (const ember_chat::UsageError& e) {
-        std::fprintf(stderr, "ember-chat: %s\n", e.what());
-        return 2;
-    }
-    if (opt.help) {
-        std::fputs(ember_chat::usage_text(), stdout);
-        return 0;
-    }
-    try {
+    return ember::cli::run_tool("ember-chat", [&] {
+        const ember_chat::Options opt = ember_chat::parse_options(argc, argv);
+        if (opt.help) {
+            std::fputs(ember_chat::usage_text(), stdout);
+            return 0;
+        }
         return ember_chat::run(opt);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "ember-chat: error: %s\n", e.what());
-        return 1;
-    }
+    });
 }

@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/stream_writer.hpp"
+#include "ember/text.hpp"
 #include "gguf/gguf_file.hpp"
 #include "gguf/gguf_writer.hpp"
 #include "runtime/fail.hpp"
+#include "runtime/file_io.hpp"
+#include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
 
 namespace ember::tools {
@@ -57,6 +61,9 @@ struct TensorSpec {
 // (characters, "▁"-prefixed characters, letter pairs, ...) with decreasing scores.
 void synthetic_vocab(std::int64_t n_vocab, StreamWriter& w) {
     if (n_vocab < 259 + 64) fail("a synthetic vocabulary needs at least 323 tokens, got " + std::to_string(n_vocab));
+    // About twice n_vocab short strings are built, then the metadata arrays.
+    check_memory(saturating_mul(static_cast<std::uint64_t>(n_vocab), 256),
+                 "a synthetic vocabulary of " + std::to_string(n_vocab) + " tokens");
     std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
     std::vector<std::int32_t> types = {2, 3, 3};
     char buf[8];
@@ -77,14 +84,15 @@ void synthetic_vocab(std::int64_t n_vocab, StreamWriter& w) {
     for (const auto& a : alphabet) pieces.push_back(space + a);
     // Lowercase n-grams, with and without the word-start mark, until the vocabulary is full.
     std::vector<std::string> level(alphabet.begin(), alphabet.begin() + 26);
-    while (static_cast<std::int64_t>(tokens.size() + pieces.size()) < n_vocab * 2) {
+    const auto enough = [&] { return static_cast<std::int64_t>(tokens.size() + pieces.size()) >= n_vocab * 2; };
+    while (!enough()) {
         std::vector<std::string> next;
-        for (const auto& p : level) {
-            for (char c = 'a'; c <= 'z'; ++c) next.push_back(p + c);
-        }
-        for (const auto& p : next) {
-            pieces.push_back(p);
-            pieces.push_back(space + p);
+        for (std::size_t i = 0; i < level.size() && !enough(); ++i) {
+            for (char c = 'a'; c <= 'z'; ++c) {
+                next.push_back(level[i] + c);
+                pieces.push_back(next.back());
+                pieces.push_back(space + next.back());
+            }
         }
         level.swap(next);
     }
@@ -135,31 +143,15 @@ void generate_model(const GenerateOptions& o, const std::string& out_path) {
     static const FileType kF16{"F16", 1, TensorType::F16};
     const FileType& type = o.type != nullptr ? *o.type : kF16;
 
-    StreamWriter w;
-    w.set("general.architecture", gguf::MetaValue::string("llama"));
-    w.set("general.name", gguf::MetaValue::string(o.name));
     std::int64_t n_vocab = s.n_vocab;
+    std::optional<gguf::File> vocab_file;
     if (!o.vocab_from.empty()) {
-        const gguf::File src = gguf::File::open(o.vocab_from);
-        for (const gguf::KeyValue& kv : src.metadata()) {
-            if (kv.key.rfind("tokenizer.", 0) == 0) w.set(kv.key, gguf::MetaValue::from(kv.value));
-        }
-        n_vocab = static_cast<std::int64_t>(src.get_array("tokenizer.ggml.tokens").items.size());
+        vocab_file.emplace(gguf::File::open(o.vocab_from));
+        n_vocab = static_cast<std::int64_t>(vocab_file->get_array("tokenizer.ggml.tokens").items.size());
     }
-    w.set("llama.vocab_size", gguf::MetaValue::u32(static_cast<std::uint32_t>(n_vocab)));
-    w.set("llama.context_length", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_ctx)));
-    w.set("llama.embedding_length", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_embd)));
-    w.set("llama.feed_forward_length", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_ff)));
-    w.set("llama.block_count", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_layer)));
-    w.set("llama.attention.head_count", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_head)));
-    w.set("llama.attention.head_count_kv", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_head_kv)));
-    w.set("llama.rope.dimension_count", gguf::MetaValue::u32(static_cast<std::uint32_t>(head_dim)));
-    w.set("llama.rope.freq_base", gguf::MetaValue::f32(10000.0f));
-    w.set("llama.attention.layer_norm_rms_epsilon", gguf::MetaValue::f32(1e-5f));
-    w.set("general.file_type", gguf::MetaValue::u32(type.ftype));
-    w.set("general.quantization_version", gguf::MetaValue::u32(2));
-    if (o.vocab_from.empty()) synthetic_vocab(n_vocab, w);
 
+    // The tensors first: the file's size is checked against the disk before anything is built.
+    StreamWriter w;
     std::vector<TensorSpec> specs;
     const std::int64_t n_q = s.n_head * head_dim, n_kv = s.n_head_kv * head_dim;
     specs.push_back({"token_embd.weight", {s.n_embd, n_vocab}});
@@ -188,8 +180,40 @@ void generate_model(const GenerateOptions& o, const std::string& out_path) {
         if (is_quantizable(t.name, static_cast<std::uint32_t>(t.dims.size()))) types[i] = chooser.choose(t.name, t.dims[0]);
         w.add_tensor(t.name, types[i], t.dims);
     }
+    check_output_target(out_path);
+    const std::uint64_t file_bytes = w.file_bytes(), free = free_disk_bytes(out_path);
+    if (file_bytes > free) {
+        fail(out_path + ": the model needs " + format_bytes(file_bytes) + ", more than the " + format_bytes(free) +
+             " free on its file system");
+    }
+    // One chunk of rows as floats and as the output type (at least one row).
+    const std::int64_t widest = std::max({s.n_embd, s.n_ff, n_q});
+    check_memory(saturating_mul(static_cast<std::uint64_t>(std::max(kChunkElements, widest)), 8),
+                 out_path + ": the conversion buffers");
+
+    w.set("general.architecture", gguf::MetaValue::string("llama"));
+    w.set("general.name", gguf::MetaValue::string(o.name));
+    if (vocab_file) {
+        for (const gguf::KeyValue& kv : vocab_file->metadata()) {
+            if (kv.key.rfind("tokenizer.", 0) == 0) w.set(kv.key, gguf::MetaValue::from(kv.value));
+        }
+    }
+    w.set("llama.vocab_size", gguf::MetaValue::u32(static_cast<std::uint32_t>(n_vocab)));
+    w.set("llama.context_length", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_ctx)));
+    w.set("llama.embedding_length", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_embd)));
+    w.set("llama.feed_forward_length", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_ff)));
+    w.set("llama.block_count", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_layer)));
+    w.set("llama.attention.head_count", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_head)));
+    w.set("llama.attention.head_count_kv", gguf::MetaValue::u32(static_cast<std::uint32_t>(s.n_head_kv)));
+    w.set("llama.rope.dimension_count", gguf::MetaValue::u32(static_cast<std::uint32_t>(head_dim)));
+    w.set("llama.rope.freq_base", gguf::MetaValue::f32(10000.0f));
+    w.set("llama.attention.layer_norm_rms_epsilon", gguf::MetaValue::f32(1e-5f));
+    w.set("general.file_type", gguf::MetaValue::u32(type.ftype));
+    w.set("general.quantization_version", gguf::MetaValue::u32(2));
+    if (!vocab_file) synthetic_vocab(n_vocab, w);
 
     const int n_threads = resolve_threads(o.threads);
+    check_threads(n_threads, "threads");
     std::uint64_t total = 0;
     w.begin(out_path);
     std::vector<float> f32;
@@ -230,7 +254,7 @@ void generate_model(const GenerateOptions& o, const std::string& out_path) {
     }
     w.finish();
     if (o.verbose) {
-        std::fprintf(stderr, "%s: %zu tensors, %s, %.2f MiB of weights\n", out_path.c_str(), specs.size(),
+        std::fprintf(stderr, "%s: %zu tensors, %s, %.2f MiB of weights\n", printable(out_path).c_str(), specs.size(),
                      std::string(type.name).c_str(), static_cast<double>(total) / (1 << 20));
     }
 }

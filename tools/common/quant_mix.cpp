@@ -184,13 +184,4 @@ void dequantize_rows(const gguf::TensorInfo& t, std::int64_t row0, std::int64_t 
     for (std::int64_t r = 0; r < n_rows; ++r) kernels::dequantize_row(t, row0 + r, dst + r * t.ne[0]);
 }
 
-long long parse_int(std::string_view option, std::string_view text) {
-    long long v = 0;
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
-        fail("option " + std::string(option) + " expects an integer, got '" + std::string(text) + "'");
-    }
-    return v;
-}
-
 }  // namespace ember::tools

@@ -61,7 +61,4 @@ void quantize_rows(TensorType type, const float* x, void* dst, std::int64_t n_ro
 /// Converts rows [row0, row0 + n_rows) of a tensor of any readable type into floats.
 void dequantize_rows(const gguf::TensorInfo& t, std::int64_t row0, std::int64_t n_rows, float* dst);
 
-/// Parses a whole decimal integer or throws ember::Error naming the option.
-long long parse_int(std::string_view option, std::string_view text);
-
 }  // namespace ember::tools

@@ -6,9 +6,12 @@
 #include <vector>
 
 #include "common/stream_writer.hpp"
+#include "ember/text.hpp"
 #include "gguf/gguf_file.hpp"
 #include "gguf/gguf_writer.hpp"
 #include "runtime/fail.hpp"
+#include "runtime/file_io.hpp"
+#include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
 
 namespace ember::tools {
@@ -34,10 +37,12 @@ bool is_float_type(TensorType t) {
 
 QuantizeSummary quantize_model(const std::string& in_path, const std::string& out_path,
                                const FileType& type, const QuantizeOptions& options) {
+    check_output_target(out_path);  // a device or FIFO is refused before the input is read
     const gguf::File in = gguf::File::open(in_path);
     const std::string arch(in.get_string("general.architecture"));
     const int n_layer = static_cast<int>(in.get_u32(arch + ".block_count"));
     const int n_threads = resolve_threads(options.threads);
+    check_threads(n_threads, "threads");
 
     std::vector<std::string> names;
     for (const auto& t : in.tensors()) names.emplace_back(t.name);
@@ -86,7 +91,7 @@ QuantizeSummary quantize_model(const std::string& in_path, const std::string& ou
         ++sum.n_tensors;
         if (options.verbose) {
             std::fprintf(stderr, "[%4d/%4zu] %-32s [%s] %-5s -> %-5s %9.3f MiB -> %9.3f MiB\n", idx,
-                         order.size(), names[i].c_str(), shape_of(t).c_str(),
+                         order.size(), printable(names[i]).c_str(), shape_of(t).c_str(),
                          std::string(tensor_type_name(t.type)).c_str(), std::string(tensor_type_name(nt)).c_str(),
                          static_cast<double>(t.n_bytes) / (1 << 20), static_cast<double>(out_bytes) / (1 << 20));
         }
@@ -97,7 +102,8 @@ QuantizeSummary quantize_model(const std::string& in_path, const std::string& ou
         ++sum.n_quantized;
         if (!is_float_type(t.type) && !warned_requant) {
             std::fprintf(stderr, "warning: %s: tensor %s is already %s: dequantizing and requantizing loses accuracy\n",
-                         in_path.c_str(), names[i].c_str(), std::string(tensor_type_name(t.type)).c_str());
+                         printable(in_path).c_str(), printable(names[i]).c_str(),
+                         std::string(tensor_type_name(t.type)).c_str());
             warned_requant = true;
         }
         const std::int64_t n_cols = t.ne[0], n_rows = t.n_rows();
@@ -117,7 +123,7 @@ QuantizeSummary quantize_model(const std::string& in_path, const std::string& ou
     out.finish();
     if (options.verbose) {
         std::fprintf(stderr, "%s: %d tensors, %d converted to %s (%d fallbacks): %.2f MiB -> %.2f MiB\n",
-                     out_path.c_str(), sum.n_tensors, sum.n_quantized, std::string(type.name).c_str(),
+                     printable(out_path).c_str(), sum.n_tensors, sum.n_quantized, std::string(type.name).c_str(),
                      sum.n_fallback, static_cast<double>(sum.bytes_in) / (1 << 20),
                      static_cast<double>(sum.bytes_out) / (1 << 20));
     }

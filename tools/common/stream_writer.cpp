@@ -1,9 +1,9 @@
 #include "common/stream_writer.hpp"
 
-#include <cerrno>
 #include <cstring>
 
 #include "runtime/fail.hpp"
+#include "runtime/memory.hpp"
 
 namespace ember::tools {
 namespace {
@@ -23,13 +23,6 @@ void append_string(std::string& out, std::string_view s) {
 std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
-
-StreamWriter::~StreamWriter() {
-    if (file_ != nullptr) {
-        std::fclose(file_);
-        std::remove(tmp_path_.c_str());
-    }
-}
 
 void StreamWriter::set(std::string_view key, gguf::MetaValue value) {
     if (file_ != nullptr) fail("StreamWriter: metadata " + std::string(key) + " set after begin()");
@@ -93,31 +86,44 @@ void StreamWriter::add_tensor(std::string_view name, TensorType type,
     tensors_.push_back({std::string(name), type, dims, n_bytes});
 }
 
-void StreamWriter::put(const void* data, std::size_t n) {
-    if (n == 0) return;
-    if (std::fwrite(data, 1, n, file_) != n) {
-        const int err = errno;
-        fail(path_ + ": write failed at byte " + std::to_string(written_) + ": " + std::strerror(err));
-    }
-    written_ += n;
-}
-
-void StreamWriter::begin(const std::string& path) {
-    if (file_ != nullptr || finished_) fail("StreamWriter: begin() called twice");
-    alignment_ = 32;
+std::uint64_t StreamWriter::alignment() const {
     for (const Entry& e : kvs_) {
         if (e.key == "general.alignment") {
             if (e.value.type() != gguf::ValueType::u32) fail("StreamWriter: general.alignment must be u32");
             std::uint32_t a = 0;
             std::memcpy(&a, e.value.payload().data(), sizeof a);
             if (a == 0 || (a & (a - 1)) != 0) fail("StreamWriter: general.alignment must be a power of two");
-            alignment_ = a;
+            return a;
         }
     }
-    path_ = path;
-    tmp_path_ = path + ".tmp";
-    file_ = std::fopen(tmp_path_.c_str(), "wb");
-    if (file_ == nullptr) fail(path + ": cannot create " + tmp_path_ + ": " + std::strerror(errno));
+    return 32;
+}
+
+std::uint64_t StreamWriter::file_bytes() const {
+    const std::uint64_t a = alignment();
+    std::uint64_t n = header().size();
+    for (const Tensor& t : tensors_) n = saturating_add(n, align_up(t.n_bytes, a));
+    return n;
+}
+
+void StreamWriter::begin(const std::string& path) {
+    if (file_ != nullptr || finished_) fail("StreamWriter: begin() called twice");
+    alignment_ = alignment();
+    const std::string h = header();
+    check_output_target(path);
+    const std::uint64_t need = file_bytes(), free = free_disk_bytes(path);
+    if (need > free) {
+        fail(path + ": the file needs " + format_bytes(need) + ", more than the " + format_bytes(free) +
+             " free on its file system");
+    }
+    file_ = std::make_unique<OutputFile>(path);
+    file_->write(h.data(), h.size());
+    current_ = 0;
+    current_done_ = 0;
+}
+
+std::string StreamWriter::header() const {
+    const std::uint64_t a = alignment();
     std::string h;
     append<std::uint32_t>(h, 0x46554747u);  // "GGUF"
     append<std::uint32_t>(h, 3);
@@ -135,12 +141,10 @@ void StreamWriter::begin(const std::string& path) {
         for (std::int64_t d : t.dims) append<std::uint64_t>(h, static_cast<std::uint64_t>(d));
         append<std::uint32_t>(h, static_cast<std::uint32_t>(t.type));
         append<std::uint64_t>(h, offset);
-        offset = align_up(offset + t.n_bytes, alignment_);
+        offset = align_up(offset + t.n_bytes, a);
     }
-    h.resize(align_up(h.size(), alignment_), '\0');
-    put(h.data(), h.size());
-    current_ = 0;
-    current_done_ = 0;
+    h.resize(align_up(h.size(), a), '\0');
+    return h;
 }
 
 void StreamWriter::pad_current() {
@@ -149,7 +153,7 @@ void StreamWriter::pad_current() {
     static const char zeros[256] = {};
     for (std::uint64_t left = pad; left > 0;) {
         const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(left, sizeof zeros));
-        put(zeros, k);
+        file_->write(zeros, k);
         left -= k;
     }
 }
@@ -158,10 +162,10 @@ void StreamWriter::write(const void* data, std::size_t n) {
     if (file_ == nullptr) fail("StreamWriter: write() before begin()");
     const auto* p = static_cast<const std::uint8_t*>(data);
     while (n > 0) {
-        if (current_ >= tensors_.size()) fail(path_ + ": more tensor data than the tensors declared");
+        if (current_ >= tensors_.size()) fail(file_->path() + ": more tensor data than the tensors declared");
         const std::uint64_t room = tensors_[current_].n_bytes - current_done_;
         const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(room, n));
-        put(p, k);
+        file_->write(p, k);
         p += k;
         n -= k;
         current_done_ += k;
@@ -176,21 +180,11 @@ void StreamWriter::write(const void* data, std::size_t n) {
 void StreamWriter::finish() {
     if (file_ == nullptr) fail("StreamWriter: finish() before begin()");
     if (current_ != tensors_.size()) {
-        fail(path_ + ": tensor " + tensors_[current_].name + " got " + std::to_string(current_done_) +
+        fail(file_->path() + ": tensor " + tensors_[current_].name + " got " + std::to_string(current_done_) +
              " of its " + std::to_string(tensors_[current_].n_bytes) + " bytes");
     }
-    const bool ok = std::fflush(file_) == 0;
-    const bool closed = std::fclose(file_) == 0;
-    file_ = nullptr;
-    if (!ok || !closed) {
-        std::remove(tmp_path_.c_str());
-        fail(path_ + ": write failed while closing: " + std::strerror(errno));
-    }
-    if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-        const int err = errno;
-        std::remove(tmp_path_.c_str());
-        fail(path_ + ": cannot rename " + tmp_path_ + ": " + std::strerror(err));
-    }
+    file_->commit();
+    file_.reset();
     finished_ = true;
 }
 

@@ -5,26 +5,28 @@
 //   StreamWriter w;
 //   w.set("general.architecture", MetaValue::string("llama"));
 //   w.add_tensor("token_embd.weight", TensorType::Q4_0, {2048, 32000});
-//   w.begin("out.gguf");                 // writes the header to out.gguf.tmp
+//   w.begin("out.gguf");                 // writes the header to a temporary file next to it
 //   w.write(bytes, n); ...               // the tensors' bytes, in declaration order
 //   w.finish();                          // checks every byte arrived, renames to out.gguf
+// An existing out.gguf must be a regular file (ember::OutputFile); a device, FIFO or directory
+// there is refused before anything is written.
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gguf/gguf_file.hpp"
 #include "gguf/gguf_writer.hpp"
+#include "runtime/file_io.hpp"
 
 namespace ember::tools {
 
 class StreamWriter {
 public:
     StreamWriter() = default;
-    ~StreamWriter();
     StreamWriter(const StreamWriter&) = delete;
     StreamWriter& operator=(const StreamWriter&) = delete;
 
@@ -42,7 +44,10 @@ public:
     std::size_t n_tensors() const noexcept { return tensors_.size(); }
     std::uint64_t tensor_bytes(std::size_t i) const noexcept { return tensors_[i].n_bytes; }
 
-    /// Opens `path`.tmp and writes the header. No metadata or tensor may be added afterwards.
+    /// Bytes of the whole file (header, tensors, padding) as declared so far.
+    std::uint64_t file_bytes() const;
+    /// Opens a temporary file next to `path` and writes the header. No metadata or tensor may
+    /// be added afterwards.
     void begin(const std::string& path);
     /// Appends tensor data; pieces may span tensors in declaration order.
     void write(const void* data, std::size_t n);
@@ -60,15 +65,14 @@ private:
         std::vector<std::int64_t> dims;
         std::uint64_t n_bytes = 0;
     };
-    void put(const void* data, std::size_t n);
     void pad_current();
+    std::string header() const;  // everything before the tensor data, padded
+    std::uint64_t alignment() const;
 
     std::vector<Entry> kvs_;
     std::vector<Tensor> tensors_;
-    std::string path_, tmp_path_;
-    std::FILE* file_ = nullptr;
+    std::unique_ptr<OutputFile> file_;
     std::uint64_t alignment_ = 32;
-    std::uint64_t written_ = 0;       // bytes in the file so far
     std::size_t current_ = 0;         // tensor being written
     std::uint64_t current_done_ = 0;  // its bytes written so far
     bool finished_ = false;
