@@ -17,10 +17,10 @@ add_dependencies(test_tools ember-quantize ember-generate-model ember-perplexity
 add_test(NAME test_tools COMMAND test_tools)
 set_tests_properties(test_tools PROPERTIES LABELS "unit;tools")
 
-# CLI usage errors: exit code 1 and a message, no crash.
+# CLI errors: a bad TYPE is a usage error (exit 2), a missing input exit 1, no crash.
 add_test(NAME quantize_bad_type
          COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:ember-quantize> -DARGS=in.gguf|out.gguf|Q3_X
-                 -DEXPECT=unknown\ type -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_cli_error.cmake)
+                 -DCODE=2 -DEXPECT=unknown\ type -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_cli_error.cmake)
 add_test(NAME quantize_missing_input
          COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:ember-quantize>
                  -DARGS=${CMAKE_CURRENT_BINARY_DIR}/no_such_model.gguf|${CMAKE_CURRENT_BINARY_DIR}/out.gguf|Q8_0

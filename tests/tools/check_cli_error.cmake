@@ -1,5 +1,8 @@
-# Runs TOOL with ARGS ('|'-separated) and expects exit code 1 with EXPECT in stderr.
+# Runs TOOL with ARGS ('|'-separated) and expects exit code CODE (default 1) with EXPECT in stderr.
 # With -DSHARED_DEFAULT=..., @SHARED@ in ARGS is the shared folder (tests/cli/shared_data.cmake).
+if(NOT DEFINED CODE)
+  set(CODE 1)
+endif()
 if(DEFINED SHARED_DEFAULT)
   include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
   string(REPLACE "|" ";" required "${ARGS}")
@@ -13,8 +16,8 @@ if(DEFINED SHARED_DEFAULT)
 endif()
 string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND "${TOOL}" ${args} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-if(NOT rc EQUAL 1)
-  message(FATAL_ERROR "expected exit code 1, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
+if(NOT rc EQUAL ${CODE})
+  message(FATAL_ERROR "expected exit code ${CODE}, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
 endif()
 if(NOT err MATCHES "${EXPECT}")
   message(FATAL_ERROR "stderr does not mention '${EXPECT}': ${err}")

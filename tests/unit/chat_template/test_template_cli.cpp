@@ -79,23 +79,24 @@ TEST_CASE("ember-template: renders exactly and reports errors with exit codes", 
     Result bad = run("--template " + quote((dir / "bad.jinja").string()) + " --messages " + quote((dir / "m.json").string()), dir);
     CHECK(bad.status == 1);
     CHECK(bad.out.empty());
-    CHECK(bad.err == "ember-template: chat template: line 1, column 11: unexpected end of template, expected "
-                     "'elif' or 'else' or 'endif'\n");
+    CHECK(bad.err == "ember-template: error: " + (dir / "bad.jinja").string() +
+                         ": chat template: line 1, column 11: unexpected end of template, expected "
+                         "'elif' or 'else' or 'endif'\n");
 
     Result raised = run("--template " + quote((dir / "raise.jinja").string()) + " --messages " + quote((dir / "m.json").string()), dir);
     CHECK(raised.status == 1);
-    CHECK(raised.err == "ember-template: no system role\n");
+    CHECK(raised.err == "ember-template: error: " + (dir / "raise.jinja").string() + ": no system role\n");
 
     Result usage = run("--template " + quote((dir / "t.jinja").string()), dir);
     CHECK(usage.status == 2);
     CHECK(std::count(usage.err.begin(), usage.err.end(), '\n') == 1);
 
     Result missing = run("--template " + quote((dir / "nope.jinja").string()) + " --messages " + quote((dir / "m.json").string()), dir);
-    CHECK(missing.status == 2);
+    CHECK(missing.status == 1);  // a file that cannot be used (2 is for a bad command line)
 
     write_file(dir / "badjson.json", "[{\"role\": }]");
     Result badjson = run("--template " + quote((dir / "t.jinja").string()) + " --messages " + quote((dir / "badjson.json").string()), dir);
-    CHECK(badjson.status == 2);
+    CHECK(badjson.status == 1);
     CHECK(badjson.err.find("JSON: line 1, column 11") != std::string::npos);
 
     fs::remove_all(dir);

@@ -62,6 +62,15 @@ inline std::vector<ember::Token> manual_loop(ember::Session& s, ember::Sampler& 
     return out;
 }
 
+/// A seeded sampler with temperature and a repetition penalty (its state has a history).
+inline ember::Sampler seeded(std::uint64_t seed) {
+    ember::SamplerOptions o;
+    o.temperature = 0.8f;
+    o.seed = seed;
+    o.repeat_penalty = 1.1f;
+    return ember::Sampler(o);
+}
+
 inline float max_abs_diff(std::span<const float> a, std::span<const float> b) {
     float m = a.size() == b.size() ? 0.0f : INFINITY;
     for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::fabs(a[i] - b[i]));

@@ -11,20 +11,9 @@ using ember::Session;
 using ember::Status;
 using ember::Token;
 using session_test::gopts;
+using session_test::seeded;
 using session_test::sopts;
 using session_test::stories;
-
-namespace {
-
-ember::Sampler seeded(std::uint64_t seed) {
-    ember::SamplerOptions o;
-    o.temperature = 0.8f;
-    o.seed = seed;
-    o.repeat_penalty = 1.1f;
-    return ember::Sampler(o);
-}
-
-}  // namespace
 
 TEST_CASE("state: save mid-generation, restore elsewhere, identical continuation", "[state]") {
     EMBER_REQUIRE_SHARED(session_test::kModel);
