@@ -1,35 +1,15 @@
 #include "batch_options.hpp"
 
-#include <charconv>
-#include <cmath>
-#include <fstream>
-#include <sstream>
-
+#include "cli/args.hpp"
+#include "cli/text_input.hpp"
 #include "ember/error.hpp"
 
 namespace ember_batch {
-namespace {
 
-template <class T>
-T parse_number(const std::string& flag, const std::string& text, T min, T max) {
-    T value{};
-    const char* end = text.data() + text.size();
-    const auto r = std::from_chars(text.data(), end, value);
-    if (text.empty() || r.ec != std::errc() || r.ptr != end) {
-        throw UsageError(flag + ": '" + text + "' is not a number");
-    }
-    if constexpr (std::is_floating_point_v<T>) {
-        if (!std::isfinite(value)) throw UsageError(flag + ": '" + text + "' is not a finite number");
-    }
-    if (value < min || value > max) {
-        std::ostringstream range;
-        range << flag << ": " << text << " is out of range [" << min << ", " << max << "]";
-        throw UsageError(range.str());
-    }
-    return value;
-}
-
-}  // namespace
+using ember::cli::ArgReader;
+using ember::cli::IntRange;
+using ember::cli::RealRange;
+using ember::cli::UsageError;
 
 const char* usage_text() {
     return "usage: ember-batch -m MODEL -f PROMPTS [options]\n"
@@ -38,15 +18,16 @@ const char* usage_text() {
            "Output is in input order: each prompt and its continuation on stdout.\n"
            "\n"
            "  -m, --model FILE     GGUF model (required)\n"
-           "  -f, --file FILE      prompts, one per line; empty lines are skipped (required)\n"
+           "  -f, --file FILE      prompts, one per line, '-' for stdin, at most 64 MiB; empty\n"
+           "                       lines are skipped (required)\n"
            "  -n, --n-predict N    tokens to generate per prompt (default 64; -1: until the end\n"
-           "                       of text or of the context)\n"
+           "                       of text or of the context; at most 1048576)\n"
            "      --parallel N     prompts generated at once (default 4, 1..1024)\n"
            "  -c, --ctx-size N     tokens per prompt and continuation (default: the model's, at\n"
-           "                       most 4096)\n"
-           "      --temp T         temperature (default 0.8; 0 = greedy)\n"
+           "                       most 4096; 0..1048576)\n"
+           "      --temp T         temperature (default 0.8, 0..100; 0 = greedy)\n"
            "      --seed S         RNG seed; prompt i uses S + i (default: random)\n"
-           "  -t, --threads N      threads (default: all)\n"
+           "  -t, --threads N      threads (default: all, 0..1024)\n"
            "      --json           one JSON object per line: {\"index\", \"prompt\", \"text\"\n"
            "                       (the continuation only), \"n_tokens\", \"ttft_ms\"}\n"
            "  -h, --help           this text\n"
@@ -55,26 +36,22 @@ const char* usage_text() {
 
 Options parse_options(int argc, char** argv) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string flag = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw UsageError(flag + ": missing value");
-            return argv[++i];
-        };
-        if (flag == "-m" || flag == "--model") o.model = value();
-        else if (flag == "-f" || flag == "--file") o.prompts_file = value();
-        else if (flag == "-n" || flag == "--n-predict") o.n_predict = parse_number<int>(flag, value(), -1, 1 << 20);
-        else if (flag == "--parallel") o.parallel = parse_number<int>(flag, value(), 1, 1024);
-        else if (flag == "-c" || flag == "--ctx-size") o.context = parse_number<int>(flag, value(), 0, 1 << 20);
-        else if (flag == "-t" || flag == "--threads") o.threads = parse_number<int>(flag, value(), 0, 1024);
-        else if (flag == "--temp") o.temperature = parse_number<float>(flag, value(), 0.0f, 100.0f);
-        else if (flag == "--seed") {
-            o.seed = parse_number<std::uint64_t>(flag, value(), 0, UINT64_MAX);
+    ArgReader args(argc, argv);
+    while (args.next()) {
+        if (args.is("-m", "--model")) o.model = args.value();
+        else if (args.is("-f", "--file")) o.prompts_file = args.value();
+        else if (args.is("-n", "--n-predict")) o.n_predict = static_cast<int>(args.int_value(IntRange{-1, 1 << 20}));
+        else if (args.is("--parallel")) o.parallel = static_cast<int>(args.int_value(IntRange{1, 1024}));
+        else if (args.is("-c", "--ctx-size")) o.context = static_cast<int>(args.int_value(ember::cli::kContextRange));
+        else if (args.is("-t", "--threads")) o.threads = static_cast<int>(args.int_value(ember::cli::kThreadRange));
+        else if (args.is("--temp")) o.temperature = static_cast<float>(args.real_value(RealRange{0.0, 100.0}));
+        else if (args.is("--seed")) {
+            o.seed = args.u64_value();
             o.has_seed = true;
         }
-        else if (flag == "--json") o.json = true;
-        else if (flag == "-h" || flag == "--help") o.help = true;
-        else throw UsageError("unknown argument '" + flag + "' (see --help)");
+        else if (args.is("--json")) o.json = true;
+        else if (args.is("-h", "--help")) o.help = true;
+        else args.unknown();
     }
     if (o.help) return o;
     if (o.model.empty()) throw UsageError("missing -m MODEL (see --help)");
@@ -83,16 +60,18 @@ Options parse_options(int argc, char** argv) {
 }
 
 std::vector<std::string> read_prompts(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ember::Error(path + ": cannot read the prompt file");
+    const std::string text = ember::cli::read_text_input(path, ember::cli::kPromptLimit, "prompt file");
     std::vector<std::string> prompts;
-    std::string line;
-    while (std::getline(in, line)) {
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+        std::size_t end = text.find('\n', begin);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(begin, end - begin);
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!line.empty()) prompts.push_back(line);
+        if (!line.empty()) prompts.push_back(std::move(line));
+        begin = end + 1;
     }
-    if (in.bad()) throw ember::Error(path + ": cannot read the prompt file");
-    if (prompts.empty()) throw ember::Error(path + ": the prompt file holds no prompt");
+    if (prompts.empty()) throw ember::Error((path == "-" ? std::string("stdin") : path) + ": the prompt file holds no prompt");
     return prompts;
 }
 

@@ -2,17 +2,10 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace ember_batch {
-
-/// A bad command line (exit code 2).
-class UsageError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 struct Options {
     std::string model, prompts_file;
@@ -28,10 +21,11 @@ struct Options {
 };
 
 const char* usage_text();
-/// Throws UsageError naming the flag for unknown flags and out-of-range values.
+/// Throws ember::cli::UsageError naming the flag for unknown flags and out-of-range values.
 Options parse_options(int argc, char** argv);
-/// The prompts of a file, one per line ("\r\n" too); empty lines are skipped. Throws
-/// ember::Error naming the file when it cannot be read or holds no prompt.
+/// The prompts of a regular file (or stdin for "-"), one per line ("\r\n" too); empty lines are
+/// skipped. Throws ember::Error naming the file when it cannot be read, is not a regular file,
+/// is over the prompt limit or holds no prompt.
 std::vector<std::string> read_prompts(const std::string& path);
 
 }  // namespace ember_batch

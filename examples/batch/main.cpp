@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <string>
 #include <vector>
 
 #include "batch_options.hpp"
+#include "cli/report.hpp"
 #include "ember/ember.hpp"
 
 namespace {
@@ -119,21 +119,12 @@ int run(const ember_batch::Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    ember_batch::Options o;
-    try {
-        o = ember_batch::parse_options(argc, argv);
-    } catch (const ember_batch::UsageError& e) {
-        std::fprintf(stderr, "ember-batch: error: %s\n", e.what());
-        return 2;
-    }
-    if (o.help) {
-        std::fputs(ember_batch::usage_text(), stdout);
-        return 0;
-    }
-    try {
+    return ember::cli::run_tool("ember-batch", [&] {
+        const ember_batch::Options o = ember_batch::parse_options(argc, argv);
+        if (o.help) {
+            std::fputs(ember_batch::usage_text(), stdout);
+            return 0;
+        }
         return run(o);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "ember-batch: error: %s\n", e.what());
-        return 1;
-    }
+    });
 }
