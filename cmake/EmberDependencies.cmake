@@ -3,6 +3,8 @@ find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(xsimd REQUIRED)
+# Header-only; used inside the library only (JSON Schema, chat templates). See docs/grammars.md.
+find_package(nlohmann_json 3.11 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(EMBER_SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 pkg_check_modules(EMBER_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)

@@ -14,6 +14,7 @@
 
 #include "ember/engine.hpp"
 #include "ember/error.hpp"
+#include "ember/grammar.hpp"
 #include "ember/model.hpp"
 #include "ember/sampler.hpp"
 #include "ember/session.hpp"

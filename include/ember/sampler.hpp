@@ -28,12 +28,24 @@
 //                a token at or past the vocabulary size makes sample() throw ember::Error.
 // Every filtering stage keeps at least one candidate (llama.cpp's min_keep = 1).
 //
+// Structured output: SamplerOptions::grammar (GBNF, llama.cpp's grammar format) or
+// SamplerOptions::json_schema (a JSON Schema, converted to a grammar as llama.cpp does) makes
+// every sampled token keep the output a prefix of a sentence of the grammar, and allows the
+// end-of-generation tokens only where the output is a complete sentence. A grammar needs the
+// model's vocabulary: construct the sampler with Sampler(model, options). The grammar stage
+// masks the tokens the grammar rejects (their probability becomes zero); by default it runs
+// first, so the filtering stages and the draw see only allowed tokens (the exact constrained
+// distribution). Placed later in SamplerOptions::order it tests only the candidates left then
+// (faster, e.g. after top_k, but the filters then also count tokens the grammar rejects).
+// See docs/grammars.md.
+//
 // Thread safety: a Sampler is not shared; give each Session its own.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -44,8 +56,10 @@ namespace ember {
 /// Largest SamplerOptions::penalty_last_n (the window is allocated up front).
 inline constexpr int kMaxPenaltyWindow = 1 << 20;
 
+class Model;
+
 /// One stage of the sampling chain (for SamplerOptions::order).
-enum class SamplerStage { penalties, logit_bias, top_k, typical_p, top_p, min_p, temperature };
+enum class SamplerStage { penalties, logit_bias, top_k, typical_p, top_p, min_p, temperature, grammar };
 
 /// Options for Sampler. The defaults are llama.cpp's defaults.
 struct SamplerOptions {
@@ -62,8 +76,17 @@ struct SamplerOptions {
     /// Added to the logit of a token before the other stages (e.g. -INFINITY bans it).
     std::vector<std::pair<Token, float>> logit_bias;
     /// Stage order; empty means the default order above. A stage may be left out (it then does
-    /// not run) or repeated.
+    /// not run) or repeated, except the grammar stage: with a grammar and an order that does
+    /// not name it, it runs first.
     std::vector<SamplerStage> order;
+    /// GBNF grammar the output must match (start rule `root`); empty: none. Needs
+    /// Sampler(model, options). Invalid grammars make the constructor throw ember::Error with
+    /// the line and column.
+    std::string grammar;
+    /// JSON Schema (as JSON text) the output must be an instance of; converted to a grammar
+    /// (see json_schema_to_grammar in ember/grammar.hpp). `{"type": "object"}` is OpenAI's
+    /// json_object mode (any JSON object). Not together with `grammar`.
+    std::string json_schema;
 };
 
 /// The probability and entropy of the distribution the last token was drawn from.
@@ -85,8 +108,13 @@ class Sampler {
 public:
     /// A greedy sampler (temperature 0).
     Sampler();
-    /// Throws ember::Error for invalid options (see the ranges above).
+    /// Throws ember::Error for invalid options (see the ranges above), and for a grammar or
+    /// JSON Schema (those need the model's vocabulary: use the next constructor).
     explicit Sampler(SamplerOptions options);
+    /// A sampler for `model`'s vocabulary: needed for SamplerOptions::grammar and json_schema
+    /// (the model's token texts are indexed once per Model and shared by its samplers). Throws
+    /// ember::Error for invalid options, grammars and schemas.
+    Sampler(const Model& model, SamplerOptions options);
     ~Sampler();
     Sampler(Sampler&&) noexcept;
     Sampler& operator=(Sampler&&) noexcept;
@@ -94,14 +122,23 @@ public:
     Sampler& operator=(const Sampler&) = delete;
 
     /// Picks the next token from `logits` (one float per vocabulary entry) and accepts it into the
-    /// penalty history. Allocates nothing once the first call has sized its buffers. Throws
-    /// ember::Error for an empty span, a NaN logit, a logit_bias token outside the vocabulary, or
-    /// when every token has probability zero (all logits -INFINITY).
+    /// penalty history (and the grammar). Allocates nothing once the first call has sized its
+    /// buffers (with a grammar: see docs/grammars.md for the rare exceptions). Throws
+    /// ember::Error for an empty span, a NaN logit, a logit_bias token outside the vocabulary,
+    /// when every token has probability zero (all logits -INFINITY), and when the grammar allows
+    /// no token (e.g. it needs a character no token has, or it ends and the vocabulary has no
+    /// end-of-generation token).
     Token sample(std::span<const float> logits);
 
-    /// Adds a token to the penalty history without sampling (e.g. the prompt tokens).
-    /// Throws ember::Error for a negative token.
+    /// Adds a token to the penalty history without sampling (e.g. the prompt tokens). The
+    /// grammar does not see it. Throws ember::Error for a negative token.
     void accept(Token token);
+
+    /// True with a grammar or JSON Schema.
+    bool has_grammar() const noexcept;
+    /// True when the tokens sampled so far form a complete match of the grammar (so an
+    /// end-of-generation token may come next); true without a grammar.
+    bool grammar_complete() const noexcept;
 
     /// Probability and entropy of the last sample() call.
     const SampleInfo& last() const noexcept;
@@ -110,18 +147,22 @@ public:
     /// to 1), in the order the chain left them. Valid until the next sample() or reset().
     std::span<const SampleCandidate> candidates() const noexcept;
 
-    /// Clears the penalty history and reseeds the RNG with the seed in use (seed()).
+    /// Clears the penalty history, reseeds the RNG with the seed in use (seed()) and puts the
+    /// grammar back at its start.
     void reset();
 
     /// The seed in use: options().seed, or the random seed picked when that is 0xFFFFFFFF.
     std::uint64_t seed() const noexcept;
 
-    /// The RNG state and the penalty history, as versioned little-endian bytes with a checksum,
-    /// for saving and restoring a session exactly.
+    /// The RNG state, the penalty history and the grammar position, as versioned
+    /// little-endian bytes with a checksum, for saving and restoring a session exactly.
     std::vector<std::uint8_t> save_state() const;
     /// Restores what save_state() wrote (from this or another sampler; a history longer than this
-    /// sampler's penalty_last_n keeps its newest tokens). Throws ember::Error if the bytes are
-    /// truncated, corrupt or from an unknown version; the sampler is unchanged then.
+    /// sampler's penalty_last_n keeps its newest tokens). A grammar position restores only into
+    /// a sampler with the same grammar. Throws ember::Error if the bytes are truncated, corrupt,
+    /// from an unknown version, or hold a grammar position this sampler cannot take (another
+    /// grammar, or none; or no position while this sampler has a grammar); the sampler is
+    /// unchanged then.
     void restore_state(std::span<const std::uint8_t> bytes);
 
     const SamplerOptions& options() const noexcept;

@@ -10,6 +10,7 @@
 #include "chat/chat_template.hpp"
 #include "ember/types.hpp"
 #include "gguf/gguf_file.hpp"
+#include "grammar/token_trie.hpp"
 #include "model/config.hpp"
 #include "model/decoder.hpp"
 #include "model/weights.hpp"
@@ -38,9 +39,15 @@ struct ModelImpl {
     /// restore of a state), on all threads, then kept.
     std::uint64_t fingerprint() const;
 
+    /// The vocabulary as grammar samplers see it: built on first use (once, thread-safe) and
+    /// shared by every grammar sampler of this model.
+    std::shared_ptr<const grammar::TokenTrie> grammar_vocab() const;
+
 private:
     mutable std::once_flag fingerprint_once_;
     mutable std::uint64_t fingerprint_ = 0;
+    mutable std::once_flag grammar_vocab_once_;
+    mutable std::shared_ptr<const grammar::TokenTrie> grammar_vocab_;
 };
 
 }  // namespace ember::detail

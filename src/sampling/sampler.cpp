@@ -8,6 +8,11 @@
 #include <random>
 #include <string>
 
+#include "api/model_impl.hpp"
+#include "ember/grammar.hpp"
+#include "ember/model.hpp"
+#include "grammar/grammar.hpp"
+#include "grammar/matcher.hpp"
 #include "runtime/fail.hpp"
 #include "sampling/penalty_history.hpp"
 #include "sampling/rng.hpp"
@@ -57,6 +62,9 @@ const SamplerOptions& validate(const SamplerOptions& o) {
         fail("SamplerOptions: penalty_last_n must be in [0, " + std::to_string(kMaxPenaltyWindow) + "], got " +
              std::to_string(o.penalty_last_n));
     }
+    if (!o.grammar.empty() && !o.json_schema.empty()) {
+        fail("SamplerOptions: set grammar or json_schema, not both");
+    }
     for (const auto& [token, bias] : o.logit_bias) {
         if (token < 0) fail("SamplerOptions: logit_bias has negative token " + std::to_string(token));
         if (std::isnan(bias) || bias == std::numeric_limits<float>::infinity()) {
@@ -90,6 +98,18 @@ bool contains(const std::vector<SamplerStage>& order, SamplerStage stage) {
     return false;
 }
 
+// The grammar matcher for the options, or none. Needs the model for the vocabulary.
+std::unique_ptr<grammar::Matcher> make_matcher(const SamplerOptions& o, const Model* model) {
+    if (o.grammar.empty() && o.json_schema.empty()) return nullptr;
+    if (!model) {
+        fail("SamplerOptions: a grammar or JSON Schema needs the model's vocabulary; construct the "
+             "sampler with Sampler(model, options)");
+    }
+    const std::string text = o.grammar.empty() ? json_schema_to_grammar(o.json_schema) : o.grammar;
+    auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(text));
+    return std::make_unique<grammar::Matcher>(std::move(g), model->impl()->grammar_vocab());
+}
+
 }  // namespace
 
 struct Sampler::Impl {
@@ -111,11 +131,16 @@ struct Sampler::Impl {
     std::vector<sampling::TypicalScratch::Scored> typical_scored;
     std::vector<SampleCandidate> typical_reordered;
     std::vector<float> greedy_logits;
+    std::unique_ptr<grammar::Matcher> matcher;
 
-    explicit Impl(SamplerOptions o)
+    Impl(SamplerOptions o, const Model* model)
         : options(validate(o) /* before the history is sized */),
           history(static_cast<std::size_t>(options.penalty_last_n)) {
+        matcher = make_matcher(options, model);
         order = options.order.empty() ? kDefaultOrder : options.order;
+        if (matcher && !contains(order, SamplerStage::grammar)) {
+            order.insert(order.begin(), SamplerStage::grammar);
+        }
         greedy = !(options.temperature > 0.0f);
         penalties_on = options.penalty_last_n > 0 &&
                        !(options.repeat_penalty == 1.0f && options.frequency_penalty == 0.0f &&
@@ -126,6 +151,10 @@ struct Sampler::Impl {
     }
 
     void size_for(std::size_t n) {
+        if (matcher && n != matcher->vocab().n_vocab) {
+            fail("Sampler::sample: " + std::to_string(n) + " logits for a grammar over a vocabulary of " +
+                 std::to_string(matcher->vocab().n_vocab) + " tokens");
+        }
         for (const auto& [token, bias] : options.logit_bias) {
             if (static_cast<std::size_t>(token) >= n) {
                 fail("Sampler::sample: logit_bias token " + std::to_string(token) +
@@ -182,7 +211,39 @@ struct Sampler::Impl {
             case SamplerStage::temperature:
                 sampling::apply_temperature(cur, options.temperature);
                 break;
+            case SamplerStage::grammar:
+                if (matcher) apply_grammar(cur);
+                break;
         }
+    }
+
+    // Keeps the candidates the grammar allows (in their order). Few candidates are tested one
+    // by one; many take the vocabulary mask.
+    void apply_grammar(sampling::CandidateArray& cur) {
+        const std::vector<std::uint8_t>& eog = matcher->vocab().eog;
+        const bool can_end = matcher->can_end();
+        std::size_t kept = 0;
+        if (cur.size * 16 < n_vocab) {
+            for (std::size_t i = 0; i < cur.size; ++i) {
+                if (matcher->allows(cur.data[i].token)) cur.data[kept++] = cur.data[i];
+            }
+        } else {
+            const std::span<const std::uint64_t> bits = matcher->mask();
+            for (std::size_t i = 0; i < cur.size; ++i) {
+                const auto t = static_cast<std::size_t>(cur.data[i].token);
+                const bool ok = eog[t] ? can_end : ((bits[t >> 6] >> (t & 63)) & 1u) != 0;
+                if (ok) cur.data[kept++] = cur.data[i];
+            }
+        }
+        if (kept == 0) no_token_allowed();
+        if (kept < cur.size) cur.identity = false;
+        cur.size = kept;
+    }
+
+    [[noreturn]] void no_token_allowed() const {
+        fail(std::string("Sampler::sample: the grammar allows none of the ") +
+             (order.front() == SamplerStage::grammar ? "tokens" : "candidate tokens") +
+             (matcher->can_end() ? " (it is complete, but no end-of-generation token is allowed)" : ""));
     }
 
     Token sample(std::span<const float> logits) {
@@ -206,10 +267,20 @@ struct Sampler::Impl {
         }
         sampling::softmax(cur);
         chosen = sampling::draw(cur, rng.uniform());
+        if (matcher) matcher->accept(cur.data[chosen].token);
         info = {cur.data[chosen].token, cur.data[chosen].probability, sampling::entropy(cur)};
         n_candidates = cur.size;
         history.push(info.token);
         return info.token;
+    }
+
+    // Index of the highest value (ties: the lowest index).
+    std::size_t argmax(const float* g) const {
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < n_vocab; ++i) {
+            if (g[i] > g[best]) best = i;  // strict: ties keep the lowest id
+        }
+        return best;
     }
 
     // Greedy: bias and penalties on a dense copy of the logits, then one scan; nothing sorted.
@@ -227,18 +298,26 @@ struct Sampler::Impl {
                                           counts);
             }
         }
-        std::size_t best = 0;
-        float best_logit = g[0];
-        for (std::size_t i = 1; i < n_vocab; ++i) {
-            if (g[i] > best_logit) {  // strict: ties keep the lowest id
-                best = i;
-                best_logit = g[i];
+        std::size_t best = argmax(g);
+        // The grammar: the best token usually passes one cheap test; otherwise mask and rescan
+        // (the same token as masking first: masking only removes tokens).
+        if (matcher && !matcher->allows(static_cast<Token>(best))) {
+            const std::span<const std::uint64_t> bits = matcher->mask();
+            const std::vector<std::uint8_t>& eog = matcher->vocab().eog;
+            const bool can_end = matcher->can_end();
+            for (std::size_t i = 0; i < n_vocab; ++i) {
+                const bool ok = eog[i] ? can_end : ((bits[i >> 6] >> (i & 63)) & 1u) != 0;
+                if (!ok) g[i] = -kInf;
             }
+            best = argmax(g);
+            if (g[best] == -kInf) no_token_allowed();
         }
+        const float best_logit = g[best];
         if (best_logit == -kInf) {
             fail("Sampler::sample: every token has probability zero (all logits are -INFINITY)");
         }
-        candidates[0] = {static_cast<Token>(best), g[best], 1.0f};
+        if (matcher) matcher->accept(static_cast<Token>(best));
+        candidates[0] = {static_cast<Token>(best), best_logit, 1.0f};
         n_candidates = 1;
         info = {static_cast<Token>(best), 1.0f, 0.0f};
         history.push(info.token);
@@ -255,7 +334,9 @@ SamplerOptions greedy_options() {
 }  // namespace
 
 Sampler::Sampler() : Sampler(greedy_options()) {}
-Sampler::Sampler(SamplerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Sampler::Sampler(SamplerOptions options) : impl_(std::make_unique<Impl>(std::move(options), nullptr)) {}
+Sampler::Sampler(const Model& model, SamplerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options), &model)) {}
 Sampler::~Sampler() = default;
 Sampler::Sampler(Sampler&&) noexcept = default;
 Sampler& Sampler::operator=(Sampler&&) noexcept = default;
@@ -269,6 +350,10 @@ void Sampler::accept(Token token) {
 
 const SampleInfo& Sampler::last() const noexcept { return impl_->info; }
 
+bool Sampler::has_grammar() const noexcept { return impl_->matcher != nullptr; }
+
+bool Sampler::grammar_complete() const noexcept { return !impl_->matcher || impl_->matcher->can_end(); }
+
 std::span<const SampleCandidate> Sampler::candidates() const noexcept {
     return {impl_->candidates.data(), impl_->n_candidates};
 }
@@ -278,16 +363,29 @@ void Sampler::reset() {
     impl_->rng.reseed(impl_->seed);
     impl_->info = {};
     impl_->n_candidates = 0;
+    if (impl_->matcher) impl_->matcher->reset();
 }
 
 std::uint64_t Sampler::seed() const noexcept { return impl_->seed; }
 
 std::vector<std::uint8_t> Sampler::save_state() const {
-    return sampling::encode_state(impl_->seed, impl_->rng.state(), impl_->history);
+    if (!impl_->matcher) return sampling::encode_state(impl_->seed, impl_->rng.state(), impl_->history, nullptr);
+    const sampling::GrammarPosition position{impl_->matcher->grammar().fingerprint,
+                                             impl_->matcher->partial(), impl_->matcher->stacks()};
+    return sampling::encode_state(impl_->seed, impl_->rng.state(), impl_->history, &position);
 }
 
 void Sampler::restore_state(std::span<const std::uint8_t> bytes) {
     const sampling::DecodedState state = sampling::decode_state(bytes);  // throws; nothing changed
+    grammar::Matcher* m = impl_->matcher.get();
+    if (state.has_grammar && !m) fail("Sampler::restore_state: the state holds a grammar position, but this sampler has no grammar");
+    if (!state.has_grammar && m) fail("Sampler::restore_state: the state holds no grammar position (saved without a grammar)");
+    if (m) {
+        if (state.grammar.fingerprint != m->grammar().fingerprint) {
+            fail("Sampler::restore_state: the state was saved with another grammar");
+        }
+        m->set_state(state.grammar.stacks, state.grammar.partial);  // throws; nothing changed
+    }
     impl_->seed = state.seed;
     impl_->rng.set_state(state.rng);
     impl_->history.clear();

@@ -11,6 +11,8 @@ constexpr std::uint8_t kMagic[4] = {'E', 'M', 'S', 'P'};
 // magic + version + seed + rng + n_history
 constexpr std::size_t kHeaderBytes = 4 + 4 + 8 + 32 + 4;
 constexpr std::size_t kChecksumBytes = 8;
+// fingerprint + partial (value, remain, length, pad) + n_stacks
+constexpr std::size_t kGrammarHeaderBytes = 8 + 4 + 1 + 1 + 2 + 4;
 
 std::uint64_t fnv1a(std::span<const std::uint8_t> bytes) {
     std::uint64_t h = 0xCBF29CE484222325ull;
@@ -21,9 +23,8 @@ std::uint64_t fnv1a(std::span<const std::uint8_t> bytes) {
     return h;
 }
 
-// Writes v as n_bytes little-endian bytes at out[at] and advances `at`.
-void put(std::vector<std::uint8_t>& out, std::size_t& at, std::uint64_t v, int n_bytes) {
-    for (int i = 0; i < n_bytes; ++i) out[at++] = static_cast<std::uint8_t>(v >> (8 * i));
+void put(std::vector<std::uint8_t>& out, std::uint64_t v, int n_bytes) {
+    for (int i = 0; i < n_bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 
 std::uint64_t get(std::span<const std::uint8_t> in, std::size_t offset, int n_bytes) {
@@ -36,22 +37,65 @@ std::uint64_t get(std::span<const std::uint8_t> in, std::size_t offset, int n_by
     fail("sampler state at byte " + std::to_string(offset) + ": " + what);
 }
 
+// Reads the grammar part in [at, end); throws naming offsets.
+GrammarPosition decode_grammar(std::span<const std::uint8_t> bytes, std::size_t at, std::size_t end) {
+    if (end - at < kGrammarHeaderBytes) bad(at, "grammar position is truncated");
+    GrammarPosition g;
+    g.fingerprint = get(bytes, at, 8);
+    g.partial.value = static_cast<std::uint32_t>(get(bytes, at + 8, 4));
+    g.partial.remain = bytes[at + 12];
+    g.partial.length = bytes[at + 13];
+    const std::size_t n_stacks = get(bytes, at + 16, 4);
+    if (n_stacks == 0 || n_stacks > grammar::Matcher::kMaxStacks) {
+        bad(at + 16, std::to_string(n_stacks) + " grammar stacks (expected 1 to " +
+                         std::to_string(grammar::Matcher::kMaxStacks) + ")");
+    }
+    at += kGrammarHeaderBytes;
+    g.stacks.resize(n_stacks);
+    for (auto& stack : g.stacks) {
+        if (end - at < 4) bad(at, "grammar stack is truncated");
+        const std::size_t depth = get(bytes, at, 4);
+        at += 4;
+        if (depth > (end - at) / 4) bad(at - 4, "grammar stack of " + std::to_string(depth) + " positions is truncated");
+        stack.resize(depth);
+        for (auto& pos : stack) {
+            pos = static_cast<std::uint32_t>(get(bytes, at, 4));
+            at += 4;
+        }
+    }
+    if (at != end) bad(at, "bytes left after the grammar position");
+    return g;
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> encode_state(std::uint64_t seed, const Rng::State& rng,
-                                       const PenaltyHistory& history) {
-    std::vector<std::uint8_t> out(kHeaderBytes + 4 * history.size() + kChecksumBytes);
-    std::size_t at = 0;
-    for (std::uint8_t b : kMagic) out[at++] = b;
-    put(out, at, kStateVersion, 4);
-    put(out, at, seed, 8);
-    for (std::uint64_t word : rng) put(out, at, word, 8);
-    put(out, at, history.size(), 4);
-    for (std::size_t i = 0; i < history.size(); ++i) {
-        put(out, at, static_cast<std::uint32_t>(history[i]), 4);
+                                       const PenaltyHistory& history, const GrammarPosition* grammar) {
+    std::vector<std::uint8_t> out;
+    out.reserve(kHeaderBytes + 4 * history.size() + 4 + kChecksumBytes);
+    for (std::uint8_t b : kMagic) out.push_back(b);
+    put(out, kStateVersion, 4);
+    put(out, seed, 8);
+    for (std::uint64_t word : rng) put(out, word, 8);
+    put(out, history.size(), 4);
+    for (std::size_t i = 0; i < history.size(); ++i) put(out, static_cast<std::uint32_t>(history[i]), 4);
+    const std::size_t size_at = out.size();
+    put(out, 0, 4);
+    if (grammar) {
+        put(out, grammar->fingerprint, 8);
+        put(out, grammar->partial.value, 4);
+        put(out, grammar->partial.remain, 1);
+        put(out, grammar->partial.length, 1);
+        put(out, 0, 2);
+        put(out, grammar->stacks.size(), 4);
+        for (const auto& stack : grammar->stacks) {
+            put(out, stack.size(), 4);
+            for (std::uint32_t pos : stack) put(out, pos, 4);
+        }
+        const std::size_t n = out.size() - size_at - 4;
+        for (int i = 0; i < 4; ++i) out[size_at + i] = static_cast<std::uint8_t>(n >> (8 * i));
     }
-    const std::uint64_t checksum = fnv1a(std::span(out).first(at));
-    put(out, at, checksum, 8);
+    put(out, fnv1a(out), 8);
     return out;
 }
 
@@ -64,18 +108,19 @@ DecodedState decode_state(std::span<const std::uint8_t> bytes) {
         if (bytes[i] != kMagic[i]) bad(0, "bad magic (not a sampler state)");
     }
     const auto version = static_cast<std::uint32_t>(get(bytes, 4, 4));
-    if (version != kStateVersion) {
-        bad(4, "unsupported version " + std::to_string(version) + " (expected " +
+    if (version != 1 && version != kStateVersion) {
+        bad(4, "unsupported version " + std::to_string(version) + " (expected 1 or " +
                    std::to_string(kStateVersion) + ")");
     }
     const std::size_t n_history = get(bytes, kHeaderBytes - 4, 4);
-    const std::size_t expected = kHeaderBytes + 4 * n_history + kChecksumBytes;
-    if (bytes.size() != expected) {
-        bad(kHeaderBytes - 4, "history of " + std::to_string(n_history) + " tokens needs " +
-                                  std::to_string(expected) + " bytes, got " +
-                                  std::to_string(bytes.size()));
+    const std::size_t history_end = kHeaderBytes + 4 * n_history;
+    const std::size_t minimum = history_end + (version >= 2 ? 4 : 0) + kChecksumBytes;
+    if (n_history > bytes.size() / 4 || bytes.size() < minimum ||
+        (version == 1 && bytes.size() != minimum)) {
+        bad(kHeaderBytes - 4, "history of " + std::to_string(n_history) + " tokens does not fit in " +
+                                  std::to_string(bytes.size()) + " bytes");
     }
-    const std::size_t checksum_at = expected - kChecksumBytes;
+    const std::size_t checksum_at = bytes.size() - kChecksumBytes;
     if (get(bytes, checksum_at, 8) != fnv1a(bytes.first(checksum_at))) {
         bad(checksum_at, "checksum mismatch (corrupt state)");
     }
@@ -90,6 +135,16 @@ DecodedState decode_state(std::span<const std::uint8_t> bytes) {
         const auto token = static_cast<Token>(static_cast<std::uint32_t>(get(bytes, at, 4)));
         if (token < 0) bad(at, "negative token " + std::to_string(token) + " in the history");
         state.history[i] = token;
+    }
+    if (version >= 2) {
+        const std::size_t n_grammar = get(bytes, history_end, 4);
+        if (n_grammar != checksum_at - history_end - 4) {
+            bad(history_end, "grammar position of " + std::to_string(n_grammar) + " bytes does not fit");
+        }
+        if (n_grammar > 0) {
+            state.has_grammar = true;
+            state.grammar = decode_grammar(bytes, history_end + 4, checksum_at);
+        }
     }
     return state;
 }
