@@ -45,6 +45,21 @@ std::uint32_t node_hash(std::uint32_t pos, std::uint32_t parent) noexcept {
 }
 
 constexpr std::size_t kInitialNodes = 4096;
+constexpr std::size_t kInitialStates = 64;
+
+std::uint64_t set_hash(std::span<const std::uint32_t> set, const PartialUtf8& p) noexcept {
+    std::uint64_t h = 0xCBF29CE484222325ull ^ (static_cast<std::uint64_t>(p.value) << 16) ^
+                      (static_cast<std::uint64_t>(p.remain) << 8) ^ p.length;
+    for (std::uint32_t s : set) h = (h ^ s) * 0x100000001B3ull;
+    return h ^ (h >> 29);
+}
+
+void check_token(Token token, std::size_t n_vocab) {
+    if (token < 0 || static_cast<std::size_t>(token) >= n_vocab) {
+        fail("grammar: token " + std::to_string(token) + " is outside the vocabulary of " +
+             std::to_string(n_vocab) + " tokens");
+    }
+}
 
 }  // namespace
 
@@ -56,12 +71,14 @@ Matcher::Matcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const T
     seen_.assign(kInitialNodes, 0);
     live_.reserve(kInitialNodes);
     work_.reserve(256);
-    sets_.reserve(4096);
-    walk_a_.reserve(256);
-    walk_b_.reserve(256);
+    scratch_.reserve(256);
+    state_.reserve(256);
+    states_.reserve(kInitialStates);
+    state_sets_.reserve(16 * kInitialStates);
+    state_table_.assign(2 * kInitialStates, kDead);
+    transitions_.reserve(256 * kInitialStates);
     levels_.resize(vocab_->max_depth + 1);
     for (CacheEntry& e : cache_) e.bits.assign(n_words_, 0);
-    uncached_bits_.assign(n_words_, 0);
 
     // The start: every alternative of root, expanded.
     ++stamp_;
@@ -72,13 +89,13 @@ Matcher::Matcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const T
         expand(ends_sequence(g.elements[at].op) ? kNil : make_node(at, kNil), start_state_);
     }
     std::sort(start_state_.begin(), start_state_.end());
-    state_.reserve(256);
     reset();
 }
 
 void Matcher::reset() {
     state_.assign(start_state_.begin(), start_state_.end());
     partial_ = {};
+    current_ = kDead;
 }
 
 bool Matcher::can_end() const noexcept {
@@ -105,23 +122,10 @@ std::uint32_t Matcher::make_node(std::uint32_t pos, std::uint32_t parent) {
     return id;
 }
 
-// Drops nodes [n, size) newest first: with linear probing, emptying the slot of the newest key
-// restores the table exactly as it was before that key was inserted.
-void Matcher::truncate_nodes(std::size_t n) {
-    const std::size_t mask = table_.size() - 1;
-    for (std::size_t id = nodes_.size(); id-- > n;) {
-        std::size_t i = node_hash(nodes_[id].pos, nodes_[id].parent) & mask;
-        while (table_[i] != id) i = (i + 1) & mask;
-        table_[i] = kNil;
-    }
-    nodes_.resize(n);
-}
-
-// Doubles the arena (the only allocation of a step, for grammars that outgrow the buffers).
-// Rehashing in id order keeps truncate_nodes exact.
+// Doubles the arena (an allocation, for grammars whose states outgrow the buffers).
 void Matcher::grow_nodes() {
     const std::size_t capacity = seen_.size() * 2;
-    if (capacity > (std::size_t{1} << 30)) fail("grammar: the parse state grew too large");
+    if (capacity > (std::size_t{1} << 28)) fail("grammar: the parse state grew too large");
     nodes_.reserve(capacity);
     seen_.resize(capacity, 0);
     live_.reserve(capacity);
@@ -134,9 +138,11 @@ void Matcher::grow_nodes() {
     }
 }
 
-// Keeps only the nodes reachable from the state and the start state. Parents are older than
-// their children, so compacting in id order keeps that order and can be done in place.
+// Forgets every state, then keeps only the nodes reachable from the position and the start.
+// Parents are older than their children, so compacting in id order keeps that order and can be
+// done in place.
 void Matcher::compact() {
+    clear_states();
     live_.assign(nodes_.size(), 0);
     auto mark = [&](std::uint32_t s) {
         while (s != kNil && !live_[s]) {
@@ -146,7 +152,7 @@ void Matcher::compact() {
     };
     for (std::uint32_t s : state_) mark(s);
     for (std::uint32_t s : start_state_) mark(s);
-    // Reuse `seen_` as the old -> new id map (its stamps restart afterwards).
+    // `seen_` doubles as the old -> new id map (its stamps restart afterwards).
     std::uint32_t next = 0;
     for (std::size_t id = 0; id < nodes_.size(); ++id) {
         if (!live_[id]) continue;
@@ -170,8 +176,28 @@ void Matcher::compact() {
         while (table_[i] != kNil) i = (i + 1) & mask;
         table_[i] = static_cast<std::uint32_t>(id);
     }
-    for (CacheEntry& e : cache_) e.valid = false;
     if (nodes_.size() * 2 > seen_.size()) grow_nodes();  // mostly live: make room
+}
+
+void Matcher::clear_mask_cache() noexcept {
+    for (CacheEntry& e : cache_) e.state = kDead;
+}
+
+void Matcher::clear_states() {
+    states_.clear();
+    state_sets_.clear();
+    transitions_.clear();
+    std::fill(state_table_.begin(), state_table_.end(), kDead);
+    current_ = kDead;
+    clear_mask_cache();
+}
+
+void Matcher::maintain() {
+    if (nodes_.size() * 4 > seen_.size() * 3) {
+        compact();
+    } else if (states_.size() >= kMaxStates) {
+        clear_states();
+    }
 }
 
 // ---- advancing ------------------------------------------------------------------------------
@@ -215,10 +241,6 @@ void Matcher::expand(std::uint32_t stack, std::vector<std::uint32_t>& out) {
 }
 
 std::size_t Matcher::advance(std::span<const std::uint32_t> in, char32_t cp, std::vector<std::uint32_t>& out) {
-    // `in` may live in `out`: read it by index from a stable base after every append.
-    const std::uint32_t* base = in.data();
-    const bool aliased = !out.empty() && base >= out.data() && base < out.data() + out.size();
-    const std::size_t in_offset = aliased ? static_cast<std::size_t>(base - out.data()) : 0;
     const Grammar& g = *grammar_;
     if (++stamp_ == 0) {
         std::fill(seen_.begin(), seen_.end(), 0);
@@ -226,8 +248,7 @@ std::size_t Matcher::advance(std::span<const std::uint32_t> in, char32_t cp, std
     }
     seen_empty_ = false;
     const std::size_t before = out.size();
-    for (std::size_t k = 0; k < in.size(); ++k) {
-        const std::uint32_t s = aliased ? out[in_offset + k] : base[k];
+    for (const std::uint32_t s : in) {
         if (s == kNil) continue;
         const Node n = nodes_[s];
         if (!g.matches(g.elements[n.pos], cp)) continue;
@@ -256,50 +277,87 @@ bool Matcher::partial_possible(std::span<const std::uint32_t> in, const PartialU
     return false;
 }
 
-bool Matcher::walk(std::string_view piece, PartialUtf8& p) {
-    walk_a_.assign(state_.begin(), state_.end());
-    for (char c : piece) {
-        char32_t cp = 0;
-        switch (utf8_step(p, static_cast<std::uint8_t>(c), cp)) {
-            case Utf8Step::invalid: return false;
-            case Utf8Step::pending:
-                if (!partial_possible(walk_a_, p)) return false;
-                break;
-            case Utf8Step::complete:
-                walk_b_.clear();
-                if (advance(walk_a_, cp, walk_b_) == 0) return false;
-                walk_a_.swap(walk_b_);
-                break;
+// ---- states and transitions --------------------------------------------------------------------
+
+std::uint32_t Matcher::intern(std::span<const std::uint32_t> set, const PartialUtf8& p) {
+    const std::uint64_t h = set_hash(set, p);
+    std::size_t mask = state_table_.size() - 1;
+    std::size_t i = h & mask;
+    for (std::uint32_t id; (id = state_table_[i]) != kDead; i = (i + 1) & mask) {
+        const State& st = states_[id];
+        if (st.hash == h && st.partial == p && st.size == set.size() &&
+            std::equal(set.begin(), set.end(), state_sets_.begin() + st.begin)) {
+            return id;
         }
     }
-    return true;
+    const auto id = static_cast<std::uint32_t>(states_.size());
+    states_.push_back({h, static_cast<std::uint32_t>(state_sets_.size()), static_cast<std::uint32_t>(set.size()), p});
+    state_sets_.insert(state_sets_.end(), set.begin(), set.end());
+    transitions_.resize(transitions_.size() + 256, kUnknown);
+    if (states_.size() * 2 > state_table_.size()) {  // rehash at half load
+        state_table_.assign(state_table_.size() * 2, kDead);
+        mask = state_table_.size() - 1;
+        for (std::uint32_t s = 0; s < states_.size(); ++s) {
+            std::size_t j = states_[s].hash & mask;
+            while (state_table_[j] != kDead) j = (j + 1) & mask;
+            state_table_[j] = s;
+        }
+    } else {
+        state_table_[i] = id;
+    }
+    return id;
 }
 
-namespace {
-void check_token(Token token, std::size_t n_vocab) {
-    if (token < 0 || static_cast<std::size_t>(token) >= n_vocab) {
-        fail("grammar: token " + std::to_string(token) + " is outside the vocabulary of " +
-             std::to_string(n_vocab) + " tokens");
-    }
+std::uint32_t Matcher::next_state(std::uint32_t s, std::uint8_t byte) {
+    const std::uint32_t t = transitions_[static_cast<std::size_t>(s) * 256 + byte];
+    return t != kUnknown ? t : compute_transition(s, byte);
 }
-}  // namespace
+
+std::uint32_t Matcher::compute_transition(std::uint32_t s, std::uint8_t byte) {
+    PartialUtf8 p = states_[s].partial;
+    char32_t cp = 0;
+    std::uint32_t result = kDead;
+    switch (utf8_step(p, byte, cp)) {
+        case Utf8Step::invalid: break;
+        case Utf8Step::pending:
+            if (partial_possible(set_of(s), p)) {
+                scratch_.assign(set_of(s).begin(), set_of(s).end());
+                result = intern(scratch_, p);
+            }
+            break;
+        case Utf8Step::complete:
+            scratch_.clear();
+            if (advance(set_of(s), cp, scratch_) > 0) {
+                std::sort(scratch_.begin(), scratch_.end());
+                result = intern(scratch_, p);
+            }
+            break;
+    }
+    transitions_[static_cast<std::size_t>(s) * 256 + byte] = result;
+    return result;
+}
+
+std::uint32_t Matcher::current() {
+    if (current_ == kDead) current_ = intern(state_, partial_);
+    return current_;
+}
+
+std::uint32_t Matcher::walk(std::string_view piece) {
+    std::uint32_t s = current();
+    for (char c : piece) {
+        s = next_state(s, static_cast<std::uint8_t>(c));
+        if (s == kDead) break;
+    }
+    return s;
+}
 
 bool Matcher::allows(Token token) {
     check_token(token, vocab_->n_vocab);
     if (vocab_->eog[static_cast<std::size_t>(token)]) return can_end();
     const std::string_view piece = vocab_->piece(token);
     if (piece.empty()) return false;
-    const std::size_t mark = nodes_.size();
-    PartialUtf8 p = partial_;
-    bool ok = false;
-    try {
-        ok = walk(piece, p);
-    } catch (...) {
-        truncate_nodes(mark);
-        throw;
-    }
-    truncate_nodes(mark);
-    return ok;
+    maintain();
+    return walk(piece) != kDead;
 }
 
 void Matcher::accept(Token token) {
@@ -312,110 +370,54 @@ void Matcher::accept(Token token) {
         return;
     }
     const std::string_view piece = vocab_->piece(token);
-    const std::size_t mark = nodes_.size();
-    PartialUtf8 p = partial_;
-    bool ok = false;
-    try {
-        ok = !piece.empty() && walk(piece, p);
-    } catch (...) {
-        truncate_nodes(mark);
-        throw;
-    }
-    if (!ok) {
-        truncate_nodes(mark);
-        fail("grammar: token " + std::to_string(token) + " is not allowed here");
-    }
-    std::sort(walk_a_.begin(), walk_a_.end());
-    state_.swap(walk_a_);
-    partial_ = p;
-    if (nodes_.size() * 4 > seen_.size() * 3) compact();
+    maintain();
+    const std::uint32_t s = piece.empty() ? kDead : walk(piece);
+    if (s == kDead) fail("grammar: token " + std::to_string(token) + " is not allowed here");
+    const std::span<const std::uint32_t> set = set_of(s);
+    state_.assign(set.begin(), set.end());
+    partial_ = states_[s].partial;
+    current_ = s;
 }
 
 // ---- masks ------------------------------------------------------------------------------------
 
-void Matcher::compute_mask(std::uint64_t* bits) {
+// One preorder scan of the trie: node i's state is its parent's state moved by its byte.
+void Matcher::compute_mask(std::uint32_t start, std::uint64_t* bits) {
     std::fill(bits, bits + n_words_, 0);
     const TokenTrie& t = *vocab_;
-    const std::size_t base_nodes = nodes_.size();
-    sets_.assign(state_.begin(), state_.end());
-    levels_[0] = {0, static_cast<std::uint32_t>(state_.size()), static_cast<std::uint32_t>(base_nodes),
-                  static_cast<std::uint32_t>(sets_.size()), partial_};
-    try {
-        const std::size_t n = t.n_nodes();
-        for (std::size_t i = 1; i < n;) {
-            const std::uint32_t d = t.depth[i];
-            const Level up = levels_[d - 1];
-            truncate_nodes(up.nodes_end);
-            sets_.resize(up.sets_end);
-            PartialUtf8 p = up.partial;
-            char32_t cp = 0;
-            Level lv{up.begin, up.size, 0, 0, {}};
-            bool ok = false;
-            switch (utf8_step(p, t.byte[i], cp)) {
-                case Utf8Step::invalid: break;
-                case Utf8Step::pending:
-                    ok = partial_possible(std::span(sets_).subspan(up.begin, up.size), p);
-                    break;
-                case Utf8Step::complete:
-                    lv.begin = static_cast<std::uint32_t>(sets_.size());
-                    lv.size = static_cast<std::uint32_t>(
-                        advance(std::span(sets_).subspan(up.begin, up.size), cp, sets_));
-                    ok = lv.size > 0;
-                    break;
-            }
-            if (!ok) {  // no token with this prefix can follow
-                i = t.subtree_end[i];
-                continue;
-            }
-            lv.nodes_end = static_cast<std::uint32_t>(nodes_.size());
-            lv.sets_end = static_cast<std::uint32_t>(sets_.size());
-            lv.partial = p;
-            levels_[d] = lv;
-            for (std::uint32_t k = t.token_begin[i]; k < t.token_begin[i + 1]; ++k) {
-                const auto id = static_cast<std::uint32_t>(t.ids[k]);
-                bits[id >> 6] |= std::uint64_t{1} << (id & 63);
-            }
-            ++i;
+    levels_[0] = start;
+    const std::size_t n = t.n_nodes();
+    for (std::size_t i = 1; i < n;) {
+        const std::uint32_t s = next_state(levels_[t.depth[i] - 1], t.byte[i]);
+        if (s == kDead) {  // no token with this prefix can follow
+            i = t.subtree_end[i];
+            continue;
         }
-    } catch (...) {
-        truncate_nodes(base_nodes);
-        throw;
+        levels_[t.depth[i]] = s;
+        for (std::uint32_t k = t.token_begin[i]; k < t.token_begin[i + 1]; ++k) {
+            const auto id = static_cast<std::uint32_t>(t.ids[k]);
+            bits[id >> 6] |= std::uint64_t{1} << (id & 63);
+        }
+        ++i;
     }
-    truncate_nodes(base_nodes);
     ++n_computed_;
 }
 
-std::uint64_t Matcher::state_hash() const noexcept {
-    std::uint64_t h = 0xCBF29CE484222325ull ^ (partial_.value * 0x100000001B3ull) ^
-                      (static_cast<std::uint64_t>(partial_.remain) << 56) ^
-                      (static_cast<std::uint64_t>(partial_.length) << 60);
-    for (std::uint32_t s : state_) h = (h ^ s) * 0x100000001B3ull;
-    return h;
-}
-
 std::span<const std::uint64_t> Matcher::mask() {
-    if (state_.size() > kCacheKeyMax) {
-        compute_mask(uncached_bits_.data());
-        return uncached_bits_;
-    }
-    const std::uint64_t h = state_hash();
+    maintain();
+    const std::uint32_t s = current();
     CacheEntry* victim = nullptr;  // an empty entry, else the least recently used
     for (CacheEntry& e : cache_) {
-        if (e.valid && e.hash == h && e.partial == partial_ && e.n_keys == state_.size() &&
-            std::equal(state_.begin(), state_.end(), e.keys.begin())) {
+        if (e.state == s) {
             e.last_use = ++use_clock_;
             ++n_cache_hits_;
             return e.bits;
         }
-        if (!victim || (victim->valid && (!e.valid || e.last_use < victim->last_use))) victim = &e;
+        if (!victim || (victim->state != kDead && (e.state == kDead || e.last_use < victim->last_use))) victim = &e;
     }
-    victim->valid = false;
-    compute_mask(victim->bits.data());  // may throw: the entry stays invalid
-    victim->valid = true;
-    victim->hash = h;
-    victim->partial = partial_;
-    victim->n_keys = static_cast<std::uint32_t>(state_.size());
-    std::copy(state_.begin(), state_.end(), victim->keys.begin());
+    victim->state = kDead;
+    compute_mask(s, victim->bits.data());  // may throw: the entry stays empty
+    victim->state = s;
     victim->last_use = ++use_clock_;
     return victim->bits;
 }
@@ -457,6 +459,7 @@ void Matcher::set_state(const std::vector<std::vector<std::uint32_t>>& stacks, P
                                    partial.value < (1u << 21));
     if (!pending_ok) fail("grammar state: invalid partial UTF-8 character");
 
+    maintain();
     std::vector<std::uint32_t> state;
     for (const auto& stack : stacks) {
         std::uint32_t parent = kNil;
@@ -467,7 +470,7 @@ void Matcher::set_state(const std::vector<std::vector<std::uint32_t>>& stacks, P
     state.erase(std::unique(state.begin(), state.end()), state.end());
     state_ = std::move(state);
     partial_ = partial;
-    if (nodes_.size() * 4 > seen_.size() * 3) compact();
+    current_ = kDead;
 }
 
 }  // namespace ember::grammar

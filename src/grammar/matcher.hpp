@@ -6,17 +6,20 @@
 // as nodes (position, parent) in an arena, hash-consed so that equal stacks are one node: a
 // set of stacks is a sorted list of node ids, cheap to compare, deduplicate and use as a key.
 //
-// Masks: the vocabulary's token pieces form a byte trie (TokenTrie, shared per vocabulary);
-// one preorder scan advances the stacks byte by byte (UTF-8 decoded incrementally) and skips
-// the whole subtree of any prefix that no stack accepts, so a token's bytes are never examined
-// twice and rejected prefixes cost one step. Nodes made during the scan are popped again in
-// LIFO order (the hash table supports that exactly). Masks are cached per state (LRU): inside
-// a JSON string or a repeated structure the same state comes back at every step.
+// Transitions: a set of stacks plus a pending partial character is interned as a "DFA state";
+// its transition on a byte is computed once (advance the stacks, expand, intern the result)
+// and then read from a 256-entry table. Inside a JSON string almost every byte leads back to
+// the same state, so after warm-up a step costs a table lookup.
 //
-// Memory: every buffer is sized at construction; a step allocates only when a grammar needs
-// more live stacks, stack nodes or set entries than these buffers hold (they then grow).
-// Accepted tokens add nodes; when the arena fills, the nodes no longer reachable from the
-// state are dropped (compaction, which also clears the mask cache).
+// Masks: the vocabulary's token pieces form a byte trie (TokenTrie, shared per vocabulary); one
+// preorder scan follows the transitions byte by byte and skips the whole subtree of any prefix
+// that leads nowhere, so rejected prefixes cost one lookup. Masks are also cached per state
+// (LRU): the same states come back at most steps.
+//
+// Memory: buffers are sized at construction and grow only for new states (a transition not
+// computed before may add stack nodes, a state and its table). When the states or the stack
+// nodes pass their bounds, every state is forgotten and the nodes no longer reachable from the
+// current position are dropped (the tables and masks are then rebuilt on demand).
 #pragma once
 
 #include <array>
@@ -74,49 +77,60 @@ public:
     const Grammar& grammar() const noexcept { return *grammar_; }
     const TokenTrie& vocab() const noexcept { return *vocab_; }
 
-    /// Statistics for benchmarks: masks computed and taken from the cache.
+    /// Forgets the cached masks (benchmarks measure the uncached cost with it).
+    void clear_mask_cache() noexcept;
+    /// Forgets every state and transition too (the next steps rebuild them).
+    void clear_states();
+
+    /// Statistics for benchmarks.
     std::uint64_t masks_computed() const noexcept { return n_computed_; }
     std::uint64_t masks_cached() const noexcept { return n_cache_hits_; }
+    std::size_t n_states() const noexcept { return states_.size(); }
 
 private:
-    static constexpr std::uint32_t kNil = 0xFFFFFFFFu;  ///< The empty stack / no parent.
+    static constexpr std::uint32_t kNil = 0xFFFFFFFFu;      ///< The empty stack / no parent.
+    static constexpr std::uint32_t kDead = 0xFFFFFFFFu;     ///< No state (a rejected byte).
+    static constexpr std::uint32_t kUnknown = 0xFFFFFFFEu;  ///< Transition not computed yet.
+    static constexpr std::size_t kMaxStates = 4096;
     static constexpr std::size_t kCacheEntries = 16;
-    static constexpr std::size_t kCacheKeyMax = 24;
 
     struct Node {
         std::uint32_t pos;
         std::uint32_t parent;
     };
-    struct CacheEntry {
-        std::uint64_t hash = 0;
-        std::uint64_t last_use = 0;
-        std::uint32_t n_keys = 0;
-        bool valid = false;
+    struct State {
+        std::uint64_t hash;
+        std::uint32_t begin, size;  ///< Its stacks: state_sets_[begin, begin + size), sorted.
         PartialUtf8 partial;
-        std::array<std::uint32_t, kCacheKeyMax> keys{};
+    };
+    struct CacheEntry {
+        std::uint32_t state = kDead;
+        std::uint64_t last_use = 0;
         std::vector<std::uint64_t> bits;
     };
 
     // Stack nodes.
     std::uint32_t make_node(std::uint32_t pos, std::uint32_t parent);
-    void truncate_nodes(std::size_t n);
     void grow_nodes();
     void compact();
 
-    // Appends to `out` the stacks reached from the stacks `in` by code point `cp`; returns how
-    // many (0: rejected).
+    // Appends to `out` the stacks reached from `in` by code point `cp`; returns how many.
     std::size_t advance(std::span<const std::uint32_t> in, char32_t cp, std::vector<std::uint32_t>& out);
-    // Appends to `out` every stack with a terminal on top (or the empty stack) that `stack`
-    // expands to; `seen` marks and dedupes within one advance.
     void expand(std::uint32_t stack, std::vector<std::uint32_t>& out);
-    // Whether some stack in `in` accepts a code point that the pending `p` could complete to.
     bool partial_possible(std::span<const std::uint32_t> in, const PartialUtf8& p) const;
-    // Runs `piece` from the state; leaves the resulting set in walk_a_ and returns false if
-    // some byte is rejected.
-    bool walk(std::string_view piece, PartialUtf8& p);
 
-    void compute_mask(std::uint64_t* bits);
-    std::uint64_t state_hash() const noexcept;
+    // States and transitions.
+    std::uint32_t intern(std::span<const std::uint32_t> sorted_set, const PartialUtf8& p);
+    std::uint32_t next_state(std::uint32_t s, std::uint8_t byte);
+    std::uint32_t compute_transition(std::uint32_t s, std::uint8_t byte);
+    std::span<const std::uint32_t> set_of(std::uint32_t s) const noexcept {
+        return std::span(state_sets_).subspan(states_[s].begin, states_[s].size);
+    }
+    std::uint32_t current();          ///< The state of (state_, partial_), interned.
+    std::uint32_t walk(std::string_view piece);  ///< kDead if rejected.
+    void maintain();                  ///< Bounds checks between operations.
+
+    void compute_mask(std::uint32_t state, std::uint64_t* bits);
 
     std::shared_ptr<const Grammar> grammar_;
     std::shared_ptr<const TokenTrie> vocab_;
@@ -124,29 +138,25 @@ private:
 
     std::vector<Node> nodes_;
     std::vector<std::uint32_t> table_;  ///< Open addressing, linear probing: node ids.
-    std::vector<std::uint32_t> seen_;   ///< Per node: the advance stamp that last saw it.
+    std::vector<std::uint32_t> seen_;   ///< Per node: the expansion stamp that last saw it.
     std::uint32_t stamp_ = 0;
     bool seen_empty_ = false;
+    std::vector<std::uint32_t> work_, scratch_;
 
     std::vector<std::uint32_t> state_;  ///< Sorted node ids (kNil, the empty stack, last).
     PartialUtf8 partial_;
+    std::uint32_t current_ = kDead;     ///< Interned state_ + partial_, or kDead if not yet.
     std::vector<std::uint32_t> start_state_;
 
-    // Scratch, sized at construction.
-    std::vector<std::uint32_t> work_;
-    std::vector<std::uint32_t> sets_;
-    std::vector<std::uint32_t> walk_a_, walk_b_;
-    struct Level {
-        std::uint32_t begin, size;
-        std::uint32_t nodes_end, sets_end;
-        PartialUtf8 partial;
-    };
-    std::vector<Level> levels_;
+    std::vector<State> states_;
+    std::vector<std::uint32_t> state_sets_;
+    std::vector<std::uint32_t> state_table_;  ///< Open addressing: state ids.
+    std::vector<std::uint32_t> transitions_;  ///< 256 per state.
+
+    std::vector<std::uint32_t> levels_;  ///< Per trie depth: the state after that prefix.
     std::vector<std::uint8_t> live_;
-    std::vector<std::uint32_t> remap_;
 
     std::array<CacheEntry, kCacheEntries> cache_;
-    std::vector<std::uint64_t> uncached_bits_;
     std::uint64_t use_clock_ = 0;
     std::uint64_t n_computed_ = 0, n_cache_hits_ = 0;
 };
