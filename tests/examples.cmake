@@ -12,6 +12,13 @@ add_test(NAME example_embed
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_with_shared.cmake)
 set_tests_properties(example_embed PROPERTIES
   PASS_REGULAR_EXPRESSION "^Once upon a time, there was a little girl named Lily")
+# Structured output: a JSON object with the schema's required keys, complete (exit code 0).
+add_test(NAME example_json_output
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DREQUIRE=${EMBER_STORIES}
+                 "-DCMD=$<TARGET_FILE:ember-json-example>|${EMBER_STORIES}|{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\", \"maxLength\": 10}, \"age\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 9}}, \"required\": [\"name\", \"age\"]}|Once upon a time"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_with_shared.cmake)
+set_tests_properties(example_json_output PROPERTIES
+  PASS_REGULAR_EXPRESSION "^{ *\"name\" *: *\"[^\"]*\" *, *\"age\" *: *[1-9] *}")
 # ember-chat prints the prompt and the greedy continuation, nothing else, on stdout.
 add_test(NAME chat_stories_greedy
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
@@ -26,11 +33,16 @@ add_test(NAME chat_repl_pipe
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_repl.cmake)
+# --grammar, --json-schema, --json-object: answers match; bad grammar files are usage errors.
+add_test(NAME chat_grammar
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_grammar.cmake)
 # Flags: unknown flags and bad values exit 2 naming the flag; a prompt longer than -c exits 1.
 add_test(NAME chat_flags
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_flags.cmake)
-set_tests_properties(example_embed chat_stories_greedy chat_repl_pipe chat_flags PROPERTIES
+set_tests_properties(example_embed example_json_output chat_stories_greedy chat_repl_pipe chat_grammar chat_flags PROPERTIES
   SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 # ember-batch: the greedy reference text at every --parallel, --json, usage errors.
 add_test(NAME batch_stories_greedy

@@ -2,6 +2,9 @@
 
 #include "cli/text_input.hpp"
 
+#include "ember/error.hpp"
+#include "ember/grammar.hpp"
+
 namespace ember_chat {
 namespace {
 
@@ -16,6 +19,20 @@ constexpr RealRange kTempRange{0.0, 100.0};
 constexpr RealRange kProbabilityRange{0.0, 1.0};
 constexpr RealRange kRepeatPenaltyRange{0.0, 100.0, true};
 constexpr RealRange kPenaltyRange{-100.0, 100.0};
+
+// A grammar or schema that does not compile is a bad command line: say so before loading the
+// model, naming the file.
+void check_constraint(const Options& o) {
+    if (!o.sampler.grammar.empty() && !o.sampler.json_schema.empty()) {
+        throw UsageError("--grammar cannot be combined with --json-schema or --json-object");
+    }
+    try {
+        if (!o.sampler.grammar.empty()) ember::check_grammar(o.sampler.grammar);
+        if (!o.sampler.json_schema.empty()) ember::check_grammar(ember::json_schema_to_grammar(o.sampler.json_schema));
+    } catch (const ember::Error& e) {
+        throw UsageError(o.grammar_file + ": " + e.what());
+    }
+}
 
 }  // namespace
 
@@ -46,6 +63,9 @@ const char* usage_text() {
            "      --presence-penalty F   -100..100 (default 0)\n"
            "      --seed N            RNG seed, 0..18446744073709551615 (default: random)\n"
            "      --stop TEXT         stop when the output contains TEXT (repeatable)\n"
+           "      --grammar FILE      constrain each answer to a GBNF grammar (llama.cpp's format)\n"
+           "      --json-schema FILE  constrain each answer to JSON matching a JSON Schema\n"
+           "      --json-object       constrain each answer to a JSON object\n"
            "      --keep N            tokens of the prompt kept by --context-shift, 0..1048576 (default 0)\n"
            "      --context-shift     when the context is full, drop the oldest half and go on\n"
            "      --quiet             no progress bar or timings on stderr\n"
@@ -67,6 +87,9 @@ Options parse_options(int argc, char** argv) {
         else if (args.is("--system")) o.system = args.value();
         else if (args.is("--completion")) o.completion = true;
         else if (args.is("--stop")) o.stop.push_back(args.value());
+        else if (args.is("--grammar")) { o.grammar_file = args.value(); s.grammar = read_text_input(o.grammar_file, ember::cli::kTemplateLimit, "grammar file"); }
+        else if (args.is("--json-schema")) { o.grammar_file = args.value(); s.json_schema = read_text_input(o.grammar_file, ember::cli::kJsonLimit, "JSON schema file"); }
+        else if (args.is("--json-object")) { o.grammar_file = "--json-object"; s.json_schema = ember::kJsonObjectSchema; }
         else if (args.is("--keep")) o.keep = static_cast<int>(args.int_value(kContextRange));
         else if (args.is("--context-shift")) o.context_shift = true;
         else if (args.is("-n", "--n-predict")) o.n_predict = static_cast<int>(args.int_value(kPredictRange));
@@ -91,6 +114,7 @@ Options parse_options(int argc, char** argv) {
     for (const auto& stop : o.stop) {
         if (stop.empty()) throw UsageError("--stop needs a non-empty text");
     }
+    check_constraint(o);
     return o;
 }
 

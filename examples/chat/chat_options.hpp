@@ -25,6 +25,7 @@ struct Options {
     std::string system;          // --system
     std::string chat_template;   // --chat-template FILE: its content
     std::vector<std::string> stop;  // --stop (repeatable)
+    std::string grammar_file;    // --grammar / --json-schema FILE (for messages)
     bool quiet = false;
     bool help = false;
     ember::SamplerOptions sampler;

@@ -28,7 +28,7 @@ ember::SessionOptions session_options(const Options& o) {
 
 Conversation::Conversation(const ember::Model& model, const Options& options)
     : model_(model), options_(options), session_(model, session_options(options)),
-      sampler_(options.sampler) {
+      sampler_(model, options.sampler) {
     session_.set_cancel_callback([] { return interrupted(); });
     reset();
 }
@@ -67,6 +67,7 @@ void Conversation::generate(Answer& answer, std::FILE* out) {
     };
     const auto t0 = Clock::now();
     set_generating(true);
+    sampler_.reset_grammar();  // each answer is a sentence of the grammar on its own
     ember::GenerateResult r = session_.generate(sampler_, g);
     set_generating(false);
     answer.decode_seconds = seconds_since(t0);

@@ -150,6 +150,9 @@ public:
     /// Clears the penalty history, reseeds the RNG with the seed in use (seed()) and puts the
     /// grammar back at its start.
     void reset();
+    /// Puts the grammar back at its start (e.g. for the next answer of a chat), keeping the
+    /// penalty history and the RNG. Does nothing without a grammar.
+    void reset_grammar();
 
     /// The seed in use: options().seed, or the random seed picked when that is 0xFFFFFFFF.
     std::uint64_t seed() const noexcept;

@@ -248,10 +248,11 @@ private:
         while (!at_end()) {
             const char c = peek();
             if (c == '"') {
+                const std::size_t quote_at = pos_;
                 ++pos_;
                 last_sym_start = rule.size();
                 while (peek() != '"') {
-                    if (at_end()) error("unterminated string literal");
+                    if (at_end() || peek() == '\n' || peek() == '\r') error_at(quote_at, "unterminated string literal");
                     push(rule, {Op::chr, parse_char()});
                 }
                 ++pos_;  // "" emits nothing (and leaves nothing to repeat)
@@ -363,7 +364,7 @@ private:
         }
         std::vector<std::pair<char32_t, char32_t>> ranges;
         while (peek() != ']') {
-            if (at_end()) error_at(open_at, "unclosed '['");
+            if (at_end() || peek() == '\n' || peek() == '\r') error_at(open_at, "unclosed '['");
             const std::size_t item_at = pos_;
             const char32_t lo = parse_char();
             char32_t hi = lo;

@@ -366,6 +366,10 @@ void Sampler::reset() {
     if (impl_->matcher) impl_->matcher->reset();
 }
 
+void Sampler::reset_grammar() {
+    if (impl_->matcher) impl_->matcher->reset();
+}
+
 std::uint64_t Sampler::seed() const noexcept { return impl_->seed; }
 
 std::vector<std::uint8_t> Sampler::save_state() const {
