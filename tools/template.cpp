@@ -57,7 +57,10 @@ int run(int argc, char** argv) {
     if (template_path.empty() || messages_path.empty()) throw UsageError("--template and --messages are required");
     const std::string source = ember::cli::read_text_input(template_path, ember::cli::kTemplateLimit, "template");
     input.messages = read_json(messages_path);
-    if (input.messages.is_object() && input.messages.find("messages")) input.messages = *input.messages.find("messages");
+    if (input.messages.is_object() && input.messages.contains("messages")) {
+        ember::json::Value inner = std::move(input.messages["messages"]);
+        input.messages = std::move(inner);
+    }
     if (!input.messages.is_array()) throw ember::Error(messages_path + ": expected a JSON array of messages");
     if (!vars_path.empty()) {
         input.extra = read_json(vars_path);

@@ -26,7 +26,7 @@ std::string ChatTemplate::render(const ChatTemplateInput& input) const {
 
     std::vector<std::pair<std::string, jinja::Value>> context;
     if (input.extra.is_object())
-        for (const auto& [k, v] : input.extra.as_object()) context.emplace_back(k, jinja::from_json(v));
+        for (const auto& item : input.extra.items()) context.emplace_back(item.key(), jinja::from_json(item.value()));
     context.emplace_back("messages", jinja::from_json(input.messages));
     context.emplace_back("add_generation_prompt", jinja::Value(input.add_generation_prompt));
     context.emplace_back("bos_token", jinja::Value(input.bos_token));
@@ -52,8 +52,8 @@ std::string ChatTemplate::render(const ChatTemplateInput& input) const {
 
 json::Value make_message(std::string_view role, std::string_view content) {
     json::Value m = json::Value::object();
-    m.set("role", json::Value(role));
-    m.set("content", json::Value(content));
+    m["role"] = std::string(role);
+    m["content"] = std::string(content);
     return m;
 }
 

@@ -168,15 +168,19 @@ double round_to(double x, std::int64_t precision) {
     return std::strtod(buf, nullptr);
 }
 
-json::Value sorted_keys(json::Value v) {
+json::Value sorted_keys(const json::Value& v) {
     if (v.is_array()) {
-        for (auto& e : v.as_array()) e = sorted_keys(e);
-    } else if (v.is_object()) {
-        auto& obj = v.as_object();
-        for (auto& [k, e] : obj) e = sorted_keys(e);
-        std::stable_sort(obj.begin(), obj.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        json::Value out = json::Value::array();
+        for (const auto& e : v) out.push_back(sorted_keys(e));
+        return out;
     }
-    return v;
+    if (!v.is_object()) return v;
+    std::vector<std::pair<std::string, const json::Value*>> items;
+    for (const auto& item : v.items()) items.emplace_back(item.key(), &item.value());
+    std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    json::Value out = json::Value::object();
+    for (const auto& [k, e] : items) out[k] = sorted_keys(*e);
+    return out;
 }
 
 std::string ascii_escape(const std::string& s) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "runtime/fail.hpp"
 
@@ -325,24 +326,32 @@ bool compare(const Value& a, const Value& b, std::string_view op) {
 }
 
 Value from_json(const json::Value& v) {
+    using T = json::Value::value_t;
     switch (v.type()) {
-        case json::Value::Type::null: return Value::none();
-        case json::Value::Type::boolean: return Value(v.as_bool());
-        case json::Value::Type::integer: return Value(v.as_int());
-        case json::Value::Type::number: return Value(v.as_double());
-        case json::Value::Type::string: return Value(v.as_string());
-        case json::Value::Type::array: {
+        case T::null: return Value::none();
+        case T::boolean: return Value(v.get<bool>());
+        case T::number_integer: return Value(v.get<std::int64_t>());
+        case T::number_unsigned: {  // past int64 a float, as Jinja integers are 64-bit here
+            const auto u = v.get<std::uint64_t>();
+            if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return Value(static_cast<std::int64_t>(u));
+            return Value(static_cast<double>(u));
+        }
+        case T::number_float: return Value(v.get<double>());
+        case T::string: return Value(v.get<std::string>());
+        case T::array: {
             std::vector<Value> items;
-            items.reserve(v.as_array().size());
-            for (const auto& e : v.as_array()) items.push_back(from_json(e));
+            items.reserve(v.size());
+            for (const auto& e : v) items.push_back(from_json(e));
             return make_list(std::move(items));
         }
-        case json::Value::Type::object: {
+        case T::object: {
             std::vector<std::pair<std::string, Value>> items;
-            items.reserve(v.as_object().size());
-            for (const auto& [k, e] : v.as_object()) items.emplace_back(k, from_json(e));
+            items.reserve(v.size());
+            for (const auto& item : v.items()) items.emplace_back(item.key(), from_json(item.value()));
             return make_dict(std::move(items));
         }
+        case T::binary:
+        case T::discarded: break;
     }
     return Value::none();
 }
@@ -355,15 +364,15 @@ json::Value to_json(const Value& v) {
         case Value::Kind::floating: return json::Value(v.as_float());
         case Value::Kind::string: return json::Value(v.as_string());
         case Value::Kind::list: {
-            json::Value::Array arr;
+            json::Value arr = json::Value::array();
             for (const auto& e : v.as_list()->items) arr.push_back(to_json(e));
-            return json::Value(std::move(arr));
+            return arr;
         }
         case Value::Kind::dict: {
             if (v.as_dict()->kind == Dict::Kind::plain) {
-                json::Value::Object obj;
-                for (const auto& [k, e] : v.as_dict()->items) obj.emplace_back(k, to_json(e));
-                return json::Value(std::move(obj));
+                json::Value obj = json::Value::object();
+                for (const auto& [k, e] : v.as_dict()->items) obj[k] = to_json(e);
+                return obj;
             }
             break;
         }

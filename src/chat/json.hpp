@@ -1,73 +1,28 @@
-// A small JSON value with insertion-ordered objects, a strict parser, and a serializer that
-// writes exactly what Python's json.dumps(ensure_ascii=False) writes (the chat-template tojson).
+// JSON for the chat templates (and the JSON Schema converter): values are nlohmann-json's
+// ordered_json (objects keep insertion order, as Python dicts do). parse() wraps nlohmann's
+// parser with ember's errors and a nesting bound; dump() writes exactly what Python's
+// json.dumps writes (transformers' tojson), which nlohmann's own dump() does not (separators
+// ", " and ": ", Python's float repr, NaN/Infinity).
 #pragma once
 
-#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <variant>
-#include <vector>
 
 namespace ember::json {
 
-class Value {
-public:
-    enum class Type { null, boolean, integer, number, string, array, object };
-    using Array = std::vector<Value>;
-    using Object = std::vector<std::pair<std::string, Value>>;  ///< Keeps insertion order.
+using Value = nlohmann::ordered_json;
 
-    Value() = default;
-    Value(std::nullptr_t) {}
-    Value(bool b) : v_(b) {}
-    Value(int i) : v_(static_cast<std::int64_t>(i)) {}
-    Value(std::int64_t i) : v_(i) {}
-    Value(double d) : v_(d) {}
-    Value(std::string s) : v_(std::move(s)) {}
-    Value(std::string_view s) : v_(std::string(s)) {}
-    Value(const char* s) : v_(std::string(s)) {}
-    Value(Array a) : v_(std::move(a)) {}
-    Value(Object o) : v_(std::move(o)) {}
+/// Deepest nesting parse() accepts.
+inline constexpr int kMaxDepth = 512;
 
-    static Value array() { return Value(Array{}); }
-    static Value object() { return Value(Object{}); }
+/// Deepest [ / { nesting of a JSON text (strings skipped), computed without recursion.
+int nesting_depth(std::string_view text) noexcept;
 
-    Type type() const noexcept { return static_cast<Type>(v_.index()); }
-    bool is_null() const noexcept { return type() == Type::null; }
-    bool is_bool() const noexcept { return type() == Type::boolean; }
-    bool is_int() const noexcept { return type() == Type::integer; }
-    bool is_number() const noexcept { return type() == Type::number; }
-    bool is_string() const noexcept { return type() == Type::string; }
-    bool is_array() const noexcept { return type() == Type::array; }
-    bool is_object() const noexcept { return type() == Type::object; }
-
-    // Accessors throw ember::Error naming the expected and actual type on a mismatch.
-    bool as_bool() const;
-    std::int64_t as_int() const;
-    double as_double() const;  ///< Integers convert.
-    const std::string& as_string() const;
-    const Array& as_array() const;
-    Array& as_array();
-    const Object& as_object() const;
-    Object& as_object();
-
-    /// Object member or nullptr (also nullptr when this is not an object).
-    const Value* find(std::string_view key) const;
-    /// Sets (replacing) an object member; turns a null into an object.
-    void set(std::string key, Value value);
-    /// Appends to an array; turns a null into an array.
-    void push_back(Value value);
-
-    friend bool operator==(const Value& a, const Value& b);
-
-private:
-    std::variant<std::monostate, bool, std::int64_t, double, std::string, Array, Object> v_;
-};
-
-const char* type_name(Value::Type type) noexcept;
-
-/// Parses RFC 8259 JSON (UTF-8). Throws ember::Error "JSON: line L, column C: ..." on bad input.
-/// Integers that fit in int64 stay integers; other numbers become doubles.
+/// Parses RFC 8259 JSON (UTF-8). Integers stay integers (past int64: unsigned, then double);
+/// a duplicate key keeps the last value in the first key's place (as Python). Throws
+/// ember::Error "JSON: line L, column C: ..." on bad input, and for nesting deeper than
+/// kMaxDepth.
 Value parse(std::string_view text);
 
 /// Python json.dumps(value, ensure_ascii=False): separators ", " and ": " without indent,

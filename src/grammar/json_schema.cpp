@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/json.hpp"
 #include "ember/grammar.hpp"
 #include "grammar/grammar.hpp"
 #include "grammar/json_schema_parts.hpp"
@@ -23,7 +24,7 @@ namespace ember {
 namespace grammar {
 namespace {
 
-using json = nlohmann::ordered_json;
+using json = ember::json::Value;
 
 constexpr int kMaxDepth = 128;        // nesting of the schema document and of visits
 constexpr std::int64_t kMaxCount = 10000;  // larger min/max items/length are open-ended
@@ -80,27 +81,6 @@ std::string sanitize(const std::string& name) {
         }
     }
     return out.empty() ? "r" : out;
-}
-
-// Deepest [ / { nesting of a JSON text (strings skipped), to refuse hostile depth before any
-// recursive processing.
-int nesting_depth(std::string_view text) {
-    int depth = 0, deepest = 0;
-    bool in_string = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (c == '\\') ++i;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            deepest = std::max(deepest, ++depth);
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return deepest;
 }
 
 std::string repetition(const std::string& item, std::int64_t min, std::optional<std::int64_t> max,
@@ -579,14 +559,14 @@ private:
 }  // namespace
 
 std::string json_schema_to_gbnf(std::string_view text) {
-    if (nesting_depth(text) > kMaxDepth) {
+    if (ember::json::nesting_depth(text) > kMaxDepth) {
         fail("JSON Schema: nested deeper than " + std::to_string(kMaxDepth) + " levels");
     }
     json schema;
     try {
-        schema = json::parse(text);
-    } catch (const json::exception& e) {
-        fail(std::string("JSON Schema: invalid JSON: ") + e.what());
+        schema = ember::json::parse(text);
+    } catch (const Error& e) {
+        fail(std::string("JSON Schema: invalid ") + e.what());  // "... invalid JSON: line L, ..."
     }
     return Converter(std::move(schema)).run();
 }

@@ -15,9 +15,9 @@ inline std::string render_with_vars(const std::string& source, const std::string
     ember::json::Value vars = ember::json::parse(vars_json);
     ember::chat::ChatTemplateInput input;
     input.fixed_date = "26 Jul 2024";
-    for (const auto& [k, v] : vars.as_object()) {
-        if (k == "messages") input.messages = v;
-        else input.extra.set(k, v);
+    for (const auto& item : vars.items()) {
+        if (item.key() == "messages") input.messages = item.value();
+        else input.extra[item.key()] = item.value();
     }
     return ember::chat::ChatTemplate(source, limits).render(input);
 }

@@ -117,7 +117,7 @@ TEST_CASE("chat template: messages with extra fields, tools and dates", "[chat_t
         R"({"role": "assistant", "content": null,
             "tool_calls": [{"type": "function", "function": {"name": "weather", "arguments": {"city": "Zürich"}}}]})");
     input.messages.push_back(call);
-    input.extra.set("tools", ember::json::parse(R"([{"name": "weather"}])"));
+    input.extra["tools"] = ember::json::parse(R"([{"name": "weather"}])");
     input.bos_token = "<s>";
     input.eos_token = "</s>";
     input.add_generation_prompt = true;
@@ -131,7 +131,7 @@ TEST_CASE("chat template: messages with extra fields, tools and dates", "[chat_t
     CHECK_THAT(tpl.render(input), Catch::Contains("|DATE<assistant>"));
 
     // The core variables cannot be overridden through extra.
-    input.extra.set("bos_token", "X");
+    input.extra["bos_token"] = "X";
     CHECK(tpl.render(input).rfind("<s>", 0) == 0);
 }
 
