@@ -1,12 +1,7 @@
 # Command-line errors: exit 2 with one line naming the flag; runtime errors: exit 1.
 include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
 ember_resolve_shared(MODEL)
-function(expect_failure code needle)
-  execute_process(COMMAND "${CHAT}" ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-  if(NOT rc EQUAL ${code} OR NOT err MATCHES "${needle}")
-    message(FATAL_ERROR "ember-chat ${ARGN}: expected exit ${code} and '${needle}', got ${rc}: ${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect_failure.cmake)
 expect_failure(2 "--bogus" -m "${MODEL}" --bogus)
 expect_failure(2 "--temp" -m "${MODEL}" --temp hot)
 expect_failure(2 "-n" -m "${MODEL}" -n)

@@ -1,16 +1,13 @@
 # ember-chat --grammar / --json-schema / --json-object: the answer matches; a bad grammar or
 # schema file is a usage error (exit 2) naming the file and the line.
+include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
+ember_resolve_shared(MODEL)
 file(WRITE "${WORK}/sentence.gbnf" "root ::= \",\" (\" \" [a-z]+){2,5} \".\"\n")
 file(WRITE "${WORK}/bad.gbnf" "root ::= word\n\nword ::= [a-z\n")
 file(WRITE "${WORK}/person.json" [=[{"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}, "age": {"type": "integer", "minimum": 1, "maximum": 99}}, "required": ["name", "age"]}]=])
 file(WRITE "${WORK}/bad.json" [=[{"type": "object", "properties": {"id": {"type": "uuid"}}}]=])
 
-function(expect_failure code needle)
-  execute_process(COMMAND "${CHAT}" ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-  if(NOT rc EQUAL ${code} OR NOT err MATCHES "${needle}")
-    message(FATAL_ERROR "ember-chat ${ARGN}: expected exit ${code} and '${needle}', got ${rc}: ${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect_failure.cmake)
 expect_failure(2 "bad.gbnf: grammar: line 3, column 10: unclosed" -m "${MODEL}" --grammar "${WORK}/bad.gbnf" -p x)
 expect_failure(2 "bad.json: JSON Schema at #/properties/id: unknown type" -m "${MODEL}" --json-schema "${WORK}/bad.json" -p x)
 expect_failure(2 "cannot read" -m "${MODEL}" --grammar "${WORK}/missing.gbnf" -p x)
