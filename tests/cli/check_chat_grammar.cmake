@@ -1,5 +1,5 @@
 # ember-chat --grammar / --json-schema / --json-object: the answer matches; a bad grammar or
-# schema file is a usage error (exit 2) naming the file and the line.
+# schema file is a usage error (exit 2) naming the file and the line; a missing file exits 1.
 include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
 ember_resolve_shared(MODEL)
 file(WRITE "${WORK}/sentence.gbnf" "root ::= \",\" (\" \" [a-z]+){2,5} \".\"\n")
@@ -10,7 +10,7 @@ file(WRITE "${WORK}/bad.json" [=[{"type": "object", "properties": {"id": {"type"
 include(${CMAKE_CURRENT_LIST_DIR}/expect_failure.cmake)
 expect_failure(2 "bad.gbnf: grammar: line 3, column 10: unclosed" -m "${MODEL}" --grammar "${WORK}/bad.gbnf" -p x)
 expect_failure(2 "bad.json: JSON Schema at #/properties/id: unknown type" -m "${MODEL}" --json-schema "${WORK}/bad.json" -p x)
-expect_failure(2 "cannot read" -m "${MODEL}" --grammar "${WORK}/missing.gbnf" -p x)
+expect_failure(1 "missing.gbnf: the grammar file cannot be opened" -m "${MODEL}" --grammar "${WORK}/missing.gbnf" -p x)
 expect_failure(2 "cannot be combined" -m "${MODEL}" --grammar "${WORK}/sentence.gbnf" --json-object -p x)
 
 execute_process(COMMAND "${CHAT}" -m "${MODEL}" -p "Once upon a time" -n 100 --temp 0.8 --seed 3 --quiet -t 1
