@@ -104,6 +104,12 @@ struct SampleCandidate {
     float probability = 0.0f;
 };
 
+/// What Sampler::sample_speculative decided: the token to emit, and whether it is the draft.
+struct SpeculativeSample {
+    Token token = -1;
+    bool accepted = false;  ///< token is the drafted token (else a replacement for it).
+};
+
 class Sampler {
 public:
     /// A greedy sampler (temperature 0).
@@ -130,6 +136,18 @@ public:
     /// end-of-generation token).
     Token sample(std::span<const float> logits);
 
+    /// Speculative sampling (Leviathan et al. 2023; Chen et al. 2023): checks `draft`, a token a
+    /// proposer drew from `draft_distribution` (q: tokens and probabilities, e.g. a draft model's
+    /// Sampler::candidates(); a single entry with probability 1 for a deterministic guess),
+    /// against p, the final distribution sample() would draw from for `logits`. Keeps the draft
+    /// with probability min(1, p(draft) / q(draft)), else draws a replacement from
+    /// norm(max(0, p - q)); either way the token is distributed exactly as sample()'s, and it goes
+    /// into the penalty history. Greedy: keeps the draft when it is the token sample() would pick,
+    /// else returns that token. last() and candidates() describe p. Throws ember::Error as
+    /// sample() does, and for a negative draft or one q gives no probability (not greedy).
+    SpeculativeSample sample_speculative(std::span<const float> logits, Token draft,
+                                         std::span<const SampleCandidate> draft_distribution);
+
     /// Adds a token to the penalty history without sampling (e.g. the prompt tokens). The
     /// grammar does not see it. Throws ember::Error for a negative token.
     void accept(Token token);
@@ -139,6 +157,11 @@ public:
     /// True when the tokens sampled so far form a complete match of the grammar (so an
     /// end-of-generation token may come next); true without a grammar.
     bool grammar_complete() const noexcept;
+
+    /// Replaces the penalty history with the last penalty_last_n of `tokens` (e.g. a session's
+    /// tokens after Session::truncate), keeping the RNG. Throws ember::Error for a negative token
+    /// (the history is unchanged then). The grammar's state is not rewound.
+    void set_history(std::span<const Token> tokens);
 
     /// Probability and entropy of the last sample() call.
     const SampleInfo& last() const noexcept;

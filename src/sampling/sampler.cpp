@@ -132,6 +132,7 @@ struct Sampler::Impl {
     std::vector<SampleCandidate> typical_reordered;
     std::vector<float> greedy_logits;
     std::unique_ptr<grammar::Matcher> matcher;
+    std::vector<double> dense_q;  // speculative sampling: the draft distribution by token, zeroed
 
     Impl(SamplerOptions o, const Model* model)
         : options(validate(o) /* before the history is sized */),
@@ -172,6 +173,7 @@ struct Sampler::Impl {
         if (penalties_on) counts.assign(n, 0);
         greedy_logits.clear();
         if (greedy) greedy_logits.resize(n);
+        dense_q.clear();
         typical_scored.clear();
         typical_reordered.clear();
         if (!greedy && options.typical_p < 1.0f && contains(order, SamplerStage::typical_p)) {
@@ -246,33 +248,110 @@ struct Sampler::Impl {
              (matcher->can_end() ? " (it is complete, but no end-of-generation token is allowed)" : ""));
     }
 
-    Token sample(std::span<const float> logits) {
+    // Sizes the buffers for the vocabulary and checks the logits.
+    void prepare(std::span<const float> logits) {
         if (logits.empty()) fail("Sampler::sample: empty logits");
         if (logits.size() > static_cast<std::size_t>(std::numeric_limits<Token>::max())) {
             fail("Sampler::sample: " + std::to_string(logits.size()) + " logits is too many");
         }
         if (logits.size() != n_vocab) size_for(logits.size());
-
-        if (greedy) return sample_greedy(logits);
         check_logits(logits);
+    }
+
+    // The sampled (non-greedy) chain: the final distribution p in `candidates`, softmaxed.
+    sampling::CandidateArray run_chain(std::span<const float> logits) {
         for (std::size_t i = 0; i < n_vocab; ++i) {
             candidates[i] = {static_cast<Token>(i), logits[i], 0.0f};
         }
         sampling::CandidateArray cur{candidates.data(), n_vocab, false, true};
         for (SamplerStage stage : order) run_stage(stage, cur);
-
-        std::size_t chosen = sampling::argmax(cur);
-        if (cur.data[chosen].logit == -kInf) {
+        if (cur.data[sampling::argmax(cur)].logit == -kInf) {
             fail("Sampler::sample: every token has probability zero (all logits are -INFINITY)");
         }
         sampling::softmax(cur);
-        chosen = sampling::draw(cur, rng.uniform());
+        n_candidates = cur.size;
+        return cur;
+    }
+
+    // Takes cur.data[chosen] as the sampled token.
+    Token commit(const sampling::CandidateArray& cur, std::size_t chosen) {
         if (matcher) matcher->accept(cur.data[chosen].token);
         info = {cur.data[chosen].token, cur.data[chosen].probability, sampling::entropy(cur)};
-        n_candidates = cur.size;
         history.push(info.token);
         return info.token;
     }
+
+    Token sample(std::span<const float> logits) {
+        prepare(logits);
+        if (greedy) return sample_greedy(logits);
+        const sampling::CandidateArray cur = run_chain(logits);
+        return commit(cur, sampling::draw(cur, rng.uniform()));
+    }
+
+    // Index of `token` in cur, or cur.size when the chain removed it.
+    static std::size_t find(const sampling::CandidateArray& cur, Token token) {
+        if (cur.identity) return static_cast<std::size_t>(token) < cur.size ? static_cast<std::size_t>(token) : cur.size;
+        for (std::size_t i = 0; i < cur.size; ++i) {
+            if (cur.data[i].token == token) return i;
+        }
+        return cur.size;
+    }
+
+    SpeculativeSample sample_speculative(std::span<const float> logits, Token draft,
+                                         std::span<const SampleCandidate> q) {
+        if (draft < 0) fail("Sampler::sample_speculative: negative draft token " + std::to_string(draft));
+        prepare(logits);
+        if (greedy) {
+            const Token t = sample_greedy(logits);
+            return {t, t == draft};
+        }
+        double q_draft = 0.0;
+        for (const SampleCandidate& c : q) {
+            if (c.token == draft) q_draft += c.probability;
+        }
+        if (!(q_draft > 0.0)) {
+            fail("Sampler::sample_speculative: the draft distribution gives token " + std::to_string(draft) +
+                 " no probability");
+        }
+        const sampling::CandidateArray cur = run_chain(logits);
+        const std::size_t at = find(cur, draft);
+        const double p_draft = at < cur.size ? cur.data[at].probability : 0.0;
+        // Accept with probability min(1, p/q): u < p/q, with u uniform in [0, 1).
+        if (rng.uniform() * q_draft < p_draft) return {commit(cur, at), true};
+        // Rejected: draw from the residual max(0, p - q), normalized. q is spread densely first.
+        if (dense_q.size() != n_vocab) dense_q.assign(n_vocab, 0.0);  // first rejection only
+        for (const SampleCandidate& c : q) {
+            if (c.token >= 0 && static_cast<std::size_t>(c.token) < n_vocab) {
+                dense_q[static_cast<std::size_t>(c.token)] += c.probability;
+            }
+        }
+        auto residual = [&](std::size_t i) {
+            const SampleCandidate& c = cur.data[i];
+            return std::max(0.0, static_cast<double>(c.probability) - dense_q[static_cast<std::size_t>(c.token)]);
+        };
+        double total = 0.0;
+        for (std::size_t i = 0; i < cur.size; ++i) total += residual(i);
+        std::size_t chosen = cur.size;
+        const double u = rng.uniform();
+        if (total > 0.0) {
+            const double target = u * total;
+            double cum = 0.0;
+            for (std::size_t i = 0; i < cur.size && chosen == cur.size; ++i) {
+                const double r = residual(i);
+                cum += r;
+                if (r > 0.0 && cum > target) chosen = i;
+            }
+            for (std::size_t i = cur.size; i-- > 0 && chosen == cur.size;) {
+                if (residual(i) > 0.0) chosen = i;  // rounding left the target past the sum
+            }
+        } else {
+            // p <= q everywhere only up to rounding (then p/q >= 1 wherever q > 0): draw from p.
+            chosen = sampling::draw(cur, u);
+        }
+        for (const SampleCandidate& c : q) {
+            if (c.token >= 0 && static_cast<std::size_t>(c.token) < n_vocab) dense_q[static_cast<std::size_t>(c.token)] = 0.0;
+        }
+        return {commit(cur, chosen), cur.data[chosen].token == draft};
 
     // Index of the highest value (ties: the lowest index).
     std::size_t argmax(const float* g) const {
@@ -285,7 +364,6 @@ struct Sampler::Impl {
 
     // Greedy: bias and penalties on a dense copy of the logits, then one scan; nothing sorted.
     Token sample_greedy(std::span<const float> logits) {
-        check_logits(logits);
         float* g = greedy_logits.data();
         std::copy(logits.begin(), logits.end(), g);
         for (SamplerStage stage : order) {
@@ -343,9 +421,23 @@ Sampler& Sampler::operator=(Sampler&&) noexcept = default;
 
 Token Sampler::sample(std::span<const float> logits) { return impl_->sample(logits); }
 
+SpeculativeSample Sampler::sample_speculative(std::span<const float> logits, Token draft,
+                                              std::span<const SampleCandidate> draft_distribution) {
+    return impl_->sample_speculative(logits, draft, draft_distribution);
+}
+
 void Sampler::accept(Token token) {
     if (token < 0) fail("Sampler::accept: negative token " + std::to_string(token));
     impl_->history.push(token);
+}
+
+void Sampler::set_history(std::span<const Token> tokens) {
+    for (Token t : tokens) {
+        if (t < 0) fail("Sampler::set_history: negative token " + std::to_string(t));
+    }
+    impl_->history.clear();
+    const std::size_t keep = std::min(tokens.size(), impl_->history.capacity());
+    for (std::size_t i = tokens.size() - keep; i < tokens.size(); ++i) impl_->history.push(tokens[i]);
 }
 
 const SampleInfo& Sampler::last() const noexcept { return impl_->info; }
