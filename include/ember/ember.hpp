@@ -18,6 +18,7 @@
 #include "ember/model.hpp"
 #include "ember/sampler.hpp"
 #include "ember/session.hpp"
+#include "ember/speculative.hpp"
 #include "ember/text.hpp"
 #include "ember/types.hpp"
 #include "ember/version.hpp"

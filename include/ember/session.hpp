@@ -32,6 +32,11 @@
 namespace ember {
 
 class Sampler;
+class Speculator;
+
+namespace detail {
+struct SessionAccess;
+}
 
 /// Options for a Session.
 struct SessionOptions {
@@ -64,6 +69,22 @@ struct Metrics {
     /// Time to first token: wall time of the first prefill() of the session (or since reset()),
     /// from its start until the logits of its last token were ready.
     double ttft_seconds = 0.0;
+    /// Speculative decoding (GenerateOptions::speculative): verification passes, tokens proposed,
+    /// and proposed tokens kept. Its steps count in generated_tokens (the tokens they kept) and
+    /// decode_seconds (proposing and verifying).
+    std::int64_t speculative_steps = 0;
+    std::int64_t draft_tokens = 0;
+    std::int64_t accepted_tokens = 0;
+    /// Share of proposed tokens kept (0 without speculative decoding).
+    double acceptance_rate() const noexcept {
+        return draft_tokens > 0 ? static_cast<double>(accepted_tokens) / static_cast<double>(draft_tokens) : 0.0;
+    }
+    /// Proposed tokens kept per verification pass (each pass also adds one token of the target's).
+    double mean_accepted_length() const noexcept {
+        return speculative_steps > 0
+                   ? static_cast<double>(accepted_tokens) / static_cast<double>(speculative_steps)
+                   : 0.0;
+    }
     double prefill_tokens_per_second() const noexcept {
         return prefill_seconds > 0 ? static_cast<double>(prompt_tokens) / prefill_seconds : 0.0;
     }
@@ -113,6 +134,13 @@ struct GenerateOptions {
     /// Status::ok). When generation ends for another reason than a stop string with text still
     /// held back, a last call with token kNoToken delivers it.
     std::function<bool(Token token, std::string_view text)> on_token;
+    /// Speculative decoding (ember/speculative.hpp): a proposer guesses tokens and each step
+    /// checks them in one forward pass. The tokens come out the same as without it (greedy:
+    /// identical; sampled: the same distribution), faster when the guesses are good. Proposals
+    /// shrink near the end of the context, and a step without one is a plain decode step (which
+    /// does the context shift, so that behaves as without speculation). The Speculator must be
+    /// made for this session's model (else ember::Error). nullptr: plain decoding.
+    Speculator* speculative = nullptr;
 };
 
 /// Most bytes of application data Session::save_state keeps with a state.
@@ -163,6 +191,18 @@ public:
     /// Allocates nothing.
     Status decode(Token token);
 
+    /// Runs `tokens` after the tokens already in the session as ONE forward pass and keeps the
+    /// logits after every one of them: logits_at(i) predicts what follows tokens[i], and
+    /// logits() are the last row's. This is how a speculative proposal is verified (the
+    /// rejected tail then goes with truncate(), which takes the kept logits without a pass);
+    /// it also scores a continuation. Counts as prefill in the metrics. Throws ember::Error,
+    /// before any work, for an id outside the vocabulary, more than SessionOptions::batch
+    /// tokens, or tokens that do not fit in what is left of the context (evaluate never shifts
+    /// the context). Status::invalid_input for an empty span; Status::cancelled if the cancel
+    /// callback stopped it (nothing changes then). Allocates room for the logits rows the first
+    /// time it runs that many.
+    Status evaluate(std::span<const Token> tokens);
+
     /// Samples and decodes tokens until an end-of-generation token, a stop string, max_tokens,
     /// a full context (without context_shift) or cancellation; see GenerateOptions. Each emitted
     /// token is decoded into the session before the next is sampled, so afterwards tokens() ends
@@ -190,8 +230,9 @@ public:
     /// Logits (one per vocabulary entry) after the last token processed; empty before any.
     std::span<const float> logits() const noexcept;
 
-    /// With SessionOptions::logits_all: logits after token `i` of the last prefill chunk
-    /// (0 <= i < its length, at most `batch`). Throws ember::Error otherwise.
+    /// Logits after token `i` of the last forward pass when it kept every row's: an evaluate()
+    /// call, or a prefill chunk with SessionOptions::logits_all (0 <= i < its length, at most
+    /// `batch`). Throws ember::Error otherwise. Valid until the next call that changes the session.
     std::span<const float> logits_at(int i) const;
 
     /// The tokens in the session, in order (after a context shift, without the dropped ones).
@@ -248,6 +289,7 @@ public:
     const Model& model() const noexcept;
 
 private:
+    friend struct detail::SessionAccess;
     struct Impl;
     explicit Session(std::unique_ptr<Impl> impl);
     void restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler, std::string* user_data,

@@ -1,9 +1,10 @@
-// One generation's bookkeeping, shared by Session::generate and the Engine: sampling the next
-// token, the end-of-generation check, its text through the UTF-8 stream and the stop strings to
-// on_token, and the result with its stop reason. The caller owns the forward passes: it feeds
-// each emitted token back before asking for the next.
+// One generation's bookkeeping, shared by Session::generate (plain and speculative) and the
+// Engine: sampling the next token, the end-of-generation check, its text through the UTF-8
+// stream and the stop strings to on_token, and the result with its stop reason. The caller owns
+// the forward passes: it feeds each emitted token back before asking for the next.
 #pragma once
 
+#include <optional>
 #include <span>
 
 #include "api/stop_strings.hpp"
@@ -19,7 +20,9 @@ public:
                tokenizer::StreamDecoder& stream);
 
     /// Whether GenerateOptions::max_tokens tokens were emitted.
-    bool at_limit() const noexcept;
+    bool at_limit() const noexcept { return remaining() == 0; }
+    /// Tokens that may still be emitted (INT_MAX without max_tokens).
+    int remaining() const noexcept;
 
     struct Step {
         bool eog = false;   ///< The sampler picked an end-of-generation token (not emitted).
@@ -31,20 +34,31 @@ public:
     /// the sampler and of on_token.
     Step next(Sampler& sampler, std::span<const float> logits);
 
+    /// Emits a token chosen elsewhere (speculative decoding) that the session keeps: its text
+    /// goes through the stream and the stop strings to on_token. Returns why generation ends
+    /// after this token (stop_string, cancelled by on_token, max_tokens; in that order), or
+    /// nothing.
+    std::optional<StopReason> emit(Token token);
+
     /// Ends the generation: records the reason and status, releases the text still held back
-    /// unless a stop string ended it or on_token asked to stop, and hands over the result.
-    GenerateResult finish(StopReason reason, Status status);
-    /// The result so far (for GenerateResult::last_token_pending and the like).
+    /// unless a stop string ended it, on_token asked to stop or it failed, and hands over the
+    /// result. `pending`: the last token was emitted but the session does not hold it.
+    GenerateResult finish(StopReason reason, Status status, bool pending = false);
+    /// The result so far.
     GenerateResult& result() noexcept { return result_; }
 
 private:
-    bool emit(Token token, std::string_view text);
+    struct Emitted {
+        bool stop_found;
+        bool go_on;
+    };
+    Emitted emit_token(Token token);
+    bool emit_text(Token token, std::string_view text);
 
     const GenerateOptions& options_;
     const tokenizer::Tokenizer& tokenizer_;
     tokenizer::StreamDecoder& stream_;
     StopStrings stops_;
-    int matched_ = -1;  // index into options_.stop of the stop string found
     GenerateResult result_;
 };
 

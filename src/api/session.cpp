@@ -74,6 +74,15 @@ Session::Impl::Impl(const Model& m, SessionOptions o) : model(m), model_impl(m.i
     stream.emplace(*model_impl->tokenizer, /*strip_leading_space=*/false);
 }
 
+void Session::Impl::check_ids(std::span<const Token> ids, const char* what) const {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (!valid_token(ids[i])) {
+            fail(what + std::to_string(i) + " has id " + std::to_string(ids[i]) + ", outside the vocabulary [0, " +
+                 std::to_string(model_impl->config.n_vocab) + ")");
+        }
+    }
+}
+
 bool Session::Impl::can_shift() const noexcept {
     return options.context_shift && model::context_shift_discard(n_past, options.n_keep) > 0;
 }
@@ -89,26 +98,75 @@ void Session::Impl::shift() {
     n_past -= static_cast<int>(n_discard);
     // logits() still predict the token after the last one: the shift keeps the last tokens.
     n_logit_rows = 0;  // logits_at() rows belong to positions that moved
+    rows_kept = false;
     metrics.context_shifts += 1;
 }
 
-Status Session::Impl::run_chunk(const Token* chunk, int n) {
+Status Session::Impl::run_rows(const Token* chunk, int n, bool all_logits) {
     for (int i = 0; i < n; ++i) {
-        rows[static_cast<std::size_t>(i)] = {chunk[i], n_past + i, 0, options.logits_all || i == n - 1};
+        rows[static_cast<std::size_t>(i)] = {chunk[i], n_past + i, 0, all_logits || i == n - 1};
     }
+    if (all_logits) scratch.reserve_logit_rows(model_impl->config, model_impl->weights, n);
     model::KvCache* caches[] = {&cache};
     if (!model_impl->forward.run(std::span(rows.data(), static_cast<std::size_t>(n)), caches, scratch,
                                  n_threads, cancel)) {
         return Status::cancelled;  // the cache holds ignorable entries past n_past
     }
     tokens.insert(tokens.end(), chunk, chunk + n);
-    logit_rows_pos = n_past;
+    n_logit_rows = all_logits ? n : 1;
+    logit_rows_pos = n_past + n - n_logit_rows;
+    rows_kept = all_logits;
     n_past += n;
-    n_logit_rows = options.logits_all ? n : 1;
     const auto last = scratch.logits(n_logit_rows - 1);
     std::copy(last.begin(), last.end(), logits.begin());
     has_logits = true;
     return Status::ok;
+}
+
+std::span<const float> Session::Impl::kept_logits(int pos) const noexcept {
+    const int row = pos - logit_rows_pos;
+    if (pos < 0 || pos >= n_past || row < 0 || row >= n_logit_rows) return {};
+    return scratch.logits(row);
+}
+
+Status Session::Impl::rollback(int n) {
+    EMBER_ASSERT(n >= 0 && n <= n_past);
+    if (n == n_past) return Status::ok;
+    if (n > 0) {
+        if (const auto kept = kept_logits(n - 1); !kept.empty()) {
+            std::copy(kept.begin(), kept.end(), logits.begin());
+        } else {
+            // Token n - 1 again at its position: its keys and values come out bitwise the same,
+            // so rewriting them changes nothing even when a cancel stops the pass midway.
+            rows[0] = {tokens[static_cast<std::size_t>(n - 1)], n - 1, 0, true};
+            model::KvCache* caches[] = {&cache};
+            if (!model_impl->forward.run(std::span(rows.data(), 1), caches, scratch, n_threads, cancel)) {
+                return Status::cancelled;
+            }
+            const auto fresh = scratch.logits(0);
+            std::copy(fresh.begin(), fresh.end(), logits.begin());
+        }
+    }
+    tokens.resize(static_cast<std::size_t>(n));
+    n_past = n;
+    n_logit_rows = 0;
+    rows_kept = false;
+    has_logits = n > 0;
+    if (n == 0) cache.clear();
+    return Status::ok;
+}
+
+void Session::Impl::drop_after(int n) {
+    EMBER_ASSERT(n >= 0 && n <= n_past);
+    if (n == n_past) return;
+    const auto kept = n > 0 ? kept_logits(n - 1) : std::span<const float>();
+    if (!kept.empty()) std::copy(kept.begin(), kept.end(), logits.begin());
+    has_logits = !kept.empty();
+    tokens.resize(static_cast<std::size_t>(n));
+    n_past = n;
+    n_logit_rows = 0;
+    rows_kept = false;
+    if (n == 0) cache.clear();
 }
 
 Session::Session(const Model& model, SessionOptions options)
@@ -121,12 +179,7 @@ Session& Session::operator=(Session&&) noexcept = default;
 Status Session::prefill(std::span<const Token> tokens) {
     Impl& s = *impl_;
     if (tokens.empty()) return Status::invalid_input;
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-        if (!s.valid_token(tokens[i])) {
-            fail("prompt token " + std::to_string(i) + " has id " + std::to_string(tokens[i]) +
-                 ", outside the vocabulary [0, " + std::to_string(s.model_impl->config.n_vocab) + ")");
-        }
-    }
+    s.check_ids(tokens, "prompt token ");
     // Check that the tokens fit (with context shift: in the context less the kept tokens, and
     // every chunk after the shifts it needs) before any work.
     const auto n_total = static_cast<std::int64_t>(tokens.size());
@@ -185,6 +238,28 @@ Status Session::decode(Token token) {
     return status;
 }
 
+Status Session::evaluate(std::span<const Token> tokens) {
+    Impl& s = *impl_;
+    if (tokens.empty()) return Status::invalid_input;
+    s.check_ids(tokens, "Session::evaluate: token ");
+    const auto n = static_cast<std::int64_t>(tokens.size());
+    if (n > s.n_batch) {
+        fail("Session::evaluate: " + std::to_string(n) + " tokens is more than one forward pass takes (" +
+             std::to_string(s.n_batch) + ", SessionOptions::batch)");
+    }
+    if (n > s.n_ctx - s.n_past) {
+        fail("Session::evaluate: " + std::to_string(n) + " tokens do not fit in the context: " +
+             std::to_string(s.n_past) + " tokens used of " + std::to_string(s.n_ctx));
+    }
+    const auto t0 = SessionClock::now();
+    const Status status = s.run_rows(tokens.data(), static_cast<int>(n), /*all_logits=*/true);
+    if (status == Status::ok) {
+        s.metrics.prompt_tokens += n;
+        s.metrics.prefill_seconds += seconds_since(t0);
+    }
+    return status;
+}
+
 Status Session::truncate(int n) {
     Impl& s = *impl_;
     if (n < 0 || n > s.n_past) {
@@ -197,31 +272,9 @@ Status Session::truncate(int n) {
              "position " + std::to_string(n - 1) + " reads (truncate to " + std::to_string(s.cache.rewind_limit() + 1) +
              " tokens or more)");
     }
-    if (n > 0) {
-        const int row = n - 1 - s.logit_rows_pos;  // the last chunk's logits of token n - 1, if kept
-        if (s.options.logits_all && row >= 0 && row < s.n_logit_rows) {
-            const auto kept = s.scratch.logits(row);
-            std::copy(kept.begin(), kept.end(), s.logits.begin());
-        } else {
-            // Token n - 1 again at its position: its keys and values come out bitwise the same,
-            // so rewriting them changes nothing even when a cancel stops the pass midway.
-            s.rows[0] = {s.tokens[static_cast<std::size_t>(n - 1)], n - 1, 0, true};
-            model::KvCache* caches[] = {&s.cache};
-            if (!s.model_impl->forward.run(std::span(s.rows.data(), 1), caches, s.scratch, s.n_threads,
-                                           s.cancel)) {
-                return Status::cancelled;
-            }
-            const auto fresh = s.scratch.logits(0);
-            std::copy(fresh.begin(), fresh.end(), s.logits.begin());
-        }
-    }
-    s.tokens.resize(static_cast<std::size_t>(n));
-    s.n_past = n;
-    s.n_logit_rows = 0;
-    s.has_logits = n > 0;
-    if (n == 0) s.cache.clear();
-    s.stream->reset();
-    return Status::ok;
+    const Status status = s.rollback(n);
+    if (status == Status::ok) s.stream->reset();
+    return status;
 }
 
 std::span<const float> Session::logits() const noexcept {
@@ -231,9 +284,12 @@ std::span<const float> Session::logits() const noexcept {
 
 std::span<const float> Session::logits_at(int i) const {
     const Impl& s = *impl_;
-    if (!s.options.logits_all) fail("Session::logits_at needs SessionOptions::logits_all");
+    if (!s.rows_kept) {
+        fail("Session::logits_at needs the logits of every row: evaluate(), or prefill() with "
+             "SessionOptions::logits_all, as the last forward pass");
+    }
     if (i < 0 || i >= s.n_logit_rows) {
-        fail("Session::logits_at(" + std::to_string(i) + "): the last chunk has " +
+        fail("Session::logits_at(" + std::to_string(i) + "): the last forward pass has " +
              std::to_string(s.n_logit_rows) + " rows");
     }
     return s.scratch.logits(i);
@@ -254,6 +310,7 @@ void Session::reset() {
     Impl& s = *impl_;
     s.n_past = 0;
     s.n_logit_rows = 0;
+    s.rows_kept = false;
     s.cache.clear();
     s.tokens.clear();
     s.has_logits = false;

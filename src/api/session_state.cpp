@@ -254,6 +254,7 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
                     reinterpret_cast<const Token*>(token_bytes) + n_past);
     s.n_past = static_cast<int>(n_past);
     s.n_logit_rows = 0;
+    s.rows_kept = false;
     s.has_logits = has_logits;
     if (has_logits) std::memcpy(s.logits.data(), logit_bytes, s.logits.size() * sizeof(float));
     s.cache.adopt(base);

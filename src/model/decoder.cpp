@@ -61,14 +61,22 @@ ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std:
     up_.resize(sz(n_batch * c.n_ff));
     rope_.resize(sz(n_batch * 2 * c.n_rot()));
     scores_.resize(sz(n_threads_ * (c.n_head / std::max<std::int64_t>(c.n_head_kv, 1)) * n_ctx));
-    out_rows_.resize(sz(n_logit_rows * c.n_embd));
-    logits_.resize(sz(n_logit_rows * n_vocab_));
     std::size_t mm = 0;
     for (const auto* m : w.matrices()) {
-        const std::int64_t rows = (m == &w.output) ? n_logit_rows : n_batch;
-        mm = std::max(mm, kernels::matmul_scratch_bytes(*m, rows));
+        if (m != &w.output) mm = std::max(mm, kernels::matmul_scratch_bytes(*m, n_batch));
     }
     matmul_.resize(mm);
+    n_logit_rows_ = 0;
+    reserve_logit_rows(c, w, n_logit_rows);
+}
+
+void ForwardScratch::reserve_logit_rows(const ModelConfig& c, const ModelWeights& w, std::int64_t n) {
+    EMBER_ASSERT(n <= n_batch_);
+    if (n <= n_logit_rows_) return;
+    n_logit_rows_ = n;
+    out_rows_.resize(sz(n * c.n_embd));
+    logits_.resize(sz(n * n_vocab_));
+    matmul_.resize(std::max(matmul_.size(), kernels::matmul_scratch_bytes(w.output, n)));
 }
 
 bool Decoder::run(std::span<const BatchRow> rows, std::span<KvCache* const> caches,

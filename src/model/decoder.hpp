@@ -31,6 +31,8 @@ public:
 
     std::int64_t n_batch() const noexcept { return n_batch_; }
     std::int64_t n_logit_rows() const noexcept { return n_logit_rows_; }
+    /// Makes room for logits of up to `n` rows (at most n_batch); allocates only when growing.
+    void reserve_logit_rows(const ModelConfig& c, const ModelWeights& w, std::int64_t n);
     /// Logits written by the last run: one row of n_vocab per batch row that asked for them.
     std::span<const float> logits(std::int64_t i) const noexcept {
         return {logits_.data() + i * n_vocab_, static_cast<std::size_t>(n_vocab_)};
