@@ -3,6 +3,7 @@
 //
 //   ember-generate-model -o /tmp/tl-q4_0.gguf --preset tinyllama --type Q4_0
 //   ember-generate-model -o small.gguf --n-embd 256 --n-layer 2 --n-ff 512 --vocab-from stories260K.gguf
+//   ember-generate-model -o echo-draft.gguf --preset tinyllama --n-layer 2 --type Q4_0 --echo
 #include <cstdio>
 #include <string>
 
@@ -30,7 +31,9 @@ void usage() {
     std::printf("usage: ember-generate-model -o OUT.gguf [--preset tinyllama|7b|tiny] [--type TYPE]\n"
                 "         [--n-embd N] [--n-layer N] [--n-head N] [--n-head-kv N] [--n-ff N]\n"
                 "         [--n-vocab N] [--n-ctx N] [--vocab-from MODEL.gguf] [--seed S]\n"
-                "         [--std SIGMA] [--name NAME] [--threads N] [--quiet]\n"
+                "         [--std SIGMA] [--name NAME] [--threads N] [--echo] [--quiet]\n"
+                "  --echo: layer weights of std 0.002 and output = token_embd x 50: the model repeats\n"
+                "          its last token (its quantizations and fewer-layer copies agree with it)\n"
                 "  TYPE: %s (default F16)\n"
                 "  ranges: --n-embd %s, --n-layer %s, --n-head and --n-head-kv %s, --n-ff %s,\n"
                 "          --n-vocab %s, --n-ctx %s, --std %s, --threads %s\n"
@@ -51,6 +54,7 @@ int run(int argc, char** argv) {
             usage();
             return 0;
         } else if (args.is("--quiet")) o.verbose = false;
+        else if (args.is("--echo")) o.echo = true;
         else if (args.is("-o")) out = args.value();
         else if (args.is("--preset")) {
             const std::string name = args.value();

@@ -224,7 +224,11 @@ void generate_model(const GenerateOptions& o, const std::string& out_path) {
         const std::int64_t n_cols = t.dims[0];
         const std::int64_t n_rows = t.dims.size() > 1 ? t.dims[1] : 1;
         const std::uint64_t rb = row_bytes(types[i], n_cols);
-        const std::uint64_t name_hash = hash_name(t.name);
+        // Echo: the output matrix is the embedding scaled; the layers are nearly silent.
+        const bool echo_output = o.echo && t.name == "output.weight";
+        const std::uint64_t name_hash = hash_name(echo_output ? std::string("token_embd.weight") : t.name);
+        const float stddev = o.echo && t.name.rfind("blk.", 0) == 0 ? kEchoLayerStd : o.stddev;
+        const float scale = echo_output ? kEchoOutputScale : 1.0f;
         const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kChunkElements / n_cols);
         for (std::int64_t r0 = 0; r0 < n_rows; r0 += rows_per_chunk) {
             const std::int64_t nr = std::min(rows_per_chunk, n_rows - r0);
@@ -236,7 +240,10 @@ void generate_model(const GenerateOptions& o, const std::string& out_path) {
                     if (t.is_norm) {
                         std::fill(x, x + n_cols, 1.0f);
                     } else {
-                        random_row(o.seed, name_hash, r0 + r, o.stddev, x, n_cols);
+                        random_row(o.seed, name_hash, r0 + r, stddev, x, n_cols);
+                        if (scale != 1.0f) {
+                            for (std::int64_t i = 0; i < n_cols; ++i) x[i] *= scale;
+                        }
                     }
                 }
                 quantize_rows(types[i], f32.data() + b * n_cols, q.data() + static_cast<std::uint64_t>(b) * rb,

@@ -28,7 +28,15 @@ struct GenerateOptions {
     std::string name = "ember random llama";
     int threads = 0;
     bool verbose = true;
+    /// An "echo" model for speculative-decoding benchmarks: layer weights of standard deviation
+    /// kEchoLayerStd and output.weight = token_embd.weight x kEchoOutputScale, so the model
+    /// repeats its last token by a wide margin; its quantizations and copies with fewer layers
+    /// (same seed and shape otherwise, so the same embeddings) agree with it token for token.
+    bool echo = false;
 };
+
+inline constexpr float kEchoLayerStd = 0.002f;
+inline constexpr float kEchoOutputScale = 50.0f;
 
 /// Writes the model to `out_path`, streaming tensor data row chunk by row chunk.
 /// Throws ember::Error for inconsistent shapes or I/O errors.
