@@ -24,6 +24,22 @@ add_test(NAME chat_stories_greedy
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
                  -DREFERENCE=@SHARED@/reference/stories260K-greedy.txt
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_reference.cmake)
+# The same text with speculative decoding: a Q4_0 draft model, and prompt lookup.
+set(EMBER_STORIES_Q4 "@SHARED@/models/stories260K-Q4_0.gguf")
+add_test(NAME chat_stories_greedy_draft
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                 -DREFERENCE=@SHARED@/reference/stories260K-greedy.txt -DDRAFT=${EMBER_STORIES_Q4}
+                 "-DEXTRA=--draft-max;6;-t;1"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_reference.cmake)
+add_test(NAME chat_stories_greedy_lookup
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                 -DREFERENCE=@SHARED@/reference/stories260K-greedy.txt "-DEXTRA=--lookup;3;-t;1"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_reference.cmake)
+# --draft, --draft-max, --lookup: bad values, a bad draft file, the acceptance rate on stderr.
+add_test(NAME chat_speculative_flags
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                 -DDRAFT=${EMBER_STORIES_Q4} -DBAD=${CMAKE_CURRENT_SOURCE_DIR}/cli/not_a_model.gguf
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_speculative.cmake)
 add_test(NAME chat_bad_model
          COMMAND ${CMAKE_COMMAND} -DCHAT=$<TARGET_FILE:ember-chat>
                  -DBAD=${CMAKE_CURRENT_SOURCE_DIR}/cli/not_a_model.gguf
@@ -42,7 +58,8 @@ add_test(NAME chat_grammar
 add_test(NAME chat_flags
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_flags.cmake)
-set_tests_properties(example_embed example_json_output chat_stories_greedy chat_repl_pipe chat_grammar chat_flags PROPERTIES
+set_tests_properties(example_embed example_json_output chat_stories_greedy chat_repl_pipe chat_grammar chat_flags
+                     chat_stories_greedy_draft chat_stories_greedy_lookup chat_speculative_flags PROPERTIES
   SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 # ember-batch: the greedy reference text at every --parallel, --json, usage errors.
 add_test(NAME batch_stories_greedy

@@ -15,6 +15,8 @@ using ember::cli::RealRange;
 constexpr IntRange kPredictRange{-1, 1 << 24};
 constexpr IntRange kTopKRange{0, 1 << 24};
 constexpr IntRange kRepeatLastNRange{0, 1 << 20};
+constexpr IntRange kDraftMaxRange{1, 64};
+constexpr IntRange kLookupRange{1, 16};
 constexpr RealRange kTempRange{0.0, 100.0};
 constexpr RealRange kProbabilityRange{0.0, 1.0};
 constexpr RealRange kRepeatPenaltyRange{0.0, 100.0, true};
@@ -68,6 +70,11 @@ const char* usage_text() {
            "      --json-object       constrain each answer to a JSON object\n"
            "      --keep N            tokens of the prompt kept by --context-shift, 0..1048576 (default 0)\n"
            "      --context-shift     when the context is full, drop the oldest half and go on\n"
+           "      --draft FILE        speculative decoding: a smaller GGUF model with the same\n"
+           "                          vocabulary proposes tokens, the model checks them in one pass\n"
+           "      --draft-max N       most tokens proposed per step, 1..64 (default 8; adaptive below)\n"
+           "      --lookup N          speculative decoding by prompt lookup: guesses from earlier\n"
+           "                          text matching the last 1..N tokens, N = 1..16 (no draft model)\n"
            "      --quiet             no progress bar or timings on stderr\n"
            "  -h, --help              this text\n";
 }
@@ -105,12 +112,16 @@ Options parse_options(int argc, char** argv) {
         else if (args.is("--frequency-penalty")) s.frequency_penalty = static_cast<float>(args.real_value(kPenaltyRange));
         else if (args.is("--presence-penalty")) s.presence_penalty = static_cast<float>(args.real_value(kPenaltyRange));
         else if (args.is("--seed")) s.seed = args.u64_value();
+        else if (args.is("--draft")) o.draft = args.value();
+        else if (args.is("--draft-max")) o.draft_max = static_cast<int>(args.int_value(kDraftMaxRange));
+        else if (args.is("--lookup")) o.lookup = static_cast<int>(args.int_value(kLookupRange));
         else if (args.is("--quiet")) o.quiet = true;
         else if (args.is("-h", "--help")) o.help = true;
         else args.unknown();
     }
     if (o.help) return o;
     if (o.model.empty()) throw UsageError("missing -m MODEL");
+    if (!o.draft.empty() && o.lookup > 0) throw UsageError("--draft and --lookup exclude each other");
     for (const auto& stop : o.stop) {
         if (stop.empty()) throw UsageError("--stop needs a non-empty text");
     }

@@ -26,6 +26,9 @@ struct Options {
     std::string chat_template;   // --chat-template FILE: its content
     std::vector<std::string> stop;  // --stop (repeatable)
     std::string grammar_file;    // --grammar / --json-schema FILE (for messages)
+    std::string draft;           // --draft MODEL: speculative decoding with a draft model
+    int draft_max = 8;           // --draft-max N: most tokens proposed per step
+    int lookup = 0;              // --lookup N: speculative decoding by prompt lookup (n-gram size)
     bool quiet = false;
     bool help = false;
     ember::SamplerOptions sampler;

@@ -26,9 +26,9 @@ ember::SessionOptions session_options(const Options& o) {
 
 }  // namespace
 
-Conversation::Conversation(const ember::Model& model, const Options& options)
+Conversation::Conversation(const ember::Model& model, const Options& options, ember::Speculator* speculator)
     : model_(model), options_(options), session_(model, session_options(options)),
-      sampler_(model, options.sampler) {
+      sampler_(model, options.sampler), speculator_(speculator) {
     session_.set_cancel_callback([] { return interrupted(); });
     reset();
 }
@@ -60,17 +60,22 @@ void Conversation::generate(Answer& answer, std::FILE* out) {
     ember::GenerateOptions g;
     g.max_tokens = options_.n_predict;
     g.stop = options_.stop;
+    g.speculative = speculator_;
     g.on_token = [out](ember::Token, std::string_view text) {
         std::fwrite(text.data(), 1, text.size(), out);
         std::fflush(out);
         return !interrupted();
     };
+    const ember::Metrics before = session_.metrics();
     const auto t0 = Clock::now();
     set_generating(true);
     sampler_.reset_grammar();  // each answer is a sentence of the grammar on its own
     ember::GenerateResult r = session_.generate(sampler_, g);
     set_generating(false);
     answer.decode_seconds = seconds_since(t0);
+    answer.speculative = speculator_ != nullptr;
+    answer.draft_tokens = session_.metrics().draft_tokens - before.draft_tokens;
+    answer.accepted_tokens = session_.metrics().accepted_tokens - before.accepted_tokens;
     answer.interrupted = interrupted() || r.stop_reason == ember::StopReason::cancelled;
     clear_interrupt();
     if (r.last_token_pending) {
@@ -114,7 +119,15 @@ std::string Conversation::metrics_line(const Answer& a) {
                   a.prefill_seconds > 0 ? a.prompt_tokens / a.prefill_seconds : 0.0,
                   static_cast<long long>(a.generated_tokens),
                   a.decode_seconds > 0 ? a.generated_tokens / a.decode_seconds : 0.0);
-    return line;
+    std::string out = line;
+    if (a.speculative) {
+        std::snprintf(line, sizeof line, ", draft accepted %lld/%lld (%.1f%%)",
+                      static_cast<long long>(a.accepted_tokens), static_cast<long long>(a.draft_tokens),
+                      a.draft_tokens > 0 ? 100.0 * static_cast<double>(a.accepted_tokens) / static_cast<double>(a.draft_tokens)
+                                         : 0.0);
+        out += line;
+    }
+    return out;
 }
 
 std::string Conversation::stats() const {
@@ -126,7 +139,14 @@ std::string Conversation::stats() const {
                   session_.n_past(), session_.context(), static_cast<long long>(m.prompt_tokens),
                   m.prefill_tokens_per_second(), static_cast<long long>(m.generated_tokens),
                   m.decode_tokens_per_second(), m.tpot_seconds() * 1e3, m.ttft_seconds * 1e3);
-    return line;
+    std::string out = line;
+    if (speculator_ != nullptr) {
+        std::snprintf(line, sizeof line, "; speculative: %lld steps, accepted %lld of %lld proposed (%.1f%%, %.2f per step)",
+                      static_cast<long long>(m.speculative_steps), static_cast<long long>(m.accepted_tokens),
+                      static_cast<long long>(m.draft_tokens), 100.0 * m.acceptance_rate(), m.mean_accepted_length());
+        out += line;
+    }
+    return out;
 }
 
 }  // namespace ember_chat

@@ -19,11 +19,15 @@ struct Answer {
     std::int64_t prompt_tokens = 0;  ///< New tokens prefilled for this turn.
     std::int64_t generated_tokens = 0;
     double prefill_seconds = 0.0, decode_seconds = 0.0;
+    bool speculative = false;          ///< --draft or --lookup was on.
+    std::int64_t draft_tokens = 0;     ///< Tokens proposed for this answer.
+    std::int64_t accepted_tokens = 0;  ///< Of those, accepted.
 };
 
 class Conversation {
 public:
-    Conversation(const ember::Model& model, const Options& options);
+    /// `speculator`: speculative decoding (--draft, --lookup), or nullptr.
+    Conversation(const ember::Model& model, const Options& options, ember::Speculator* speculator = nullptr);
 
     /// Adds a user message, renders the conversation with the chat template and streams the
     /// assistant's answer to `out`.
@@ -55,6 +59,7 @@ private:
     const Options& options_;
     ember::Session session_;
     ember::Sampler sampler_;
+    ember::Speculator* speculator_;
     std::vector<ember::ChatMessage> history_;
 };
 

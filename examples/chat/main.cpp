@@ -8,6 +8,8 @@
 // continuation); logs, the progress bar and metrics go to stderr. Exit codes: 0 success,
 // 1 runtime error (bad model, prompt too long), 2 bad command line.
 #include <cstdio>
+#include <iostream>
+#include <optional>
 #include <string>
 
 #include <unistd.h>
@@ -117,7 +119,24 @@ int run(const Options& opt) {
     const ember::Model model = ember::Model::load(opt.model, model_options);
     bar.finish();
 
-    Conversation chat(model, opt);
+    // Speculative decoding: a draft model (--draft) or prompt lookup (--lookup).
+    std::optional<ember::Speculator> speculator;
+    if (!opt.draft.empty() || opt.lookup > 0) {
+        ember::SpeculativeOptions so;
+        so.max_draft = opt.draft_max;
+        so.lookup_ngram = opt.lookup;
+        std::optional<ember::Model> draft;
+        if (!opt.draft.empty()) {
+            ProgressBar draft_bar(!opt.quiet);
+            model_options.on_progress = [&draft_bar](float f) { draft_bar.update(f); };
+            draft.emplace(ember::Model::load(opt.draft, model_options));
+            draft_bar.finish();
+            so.draft = &*draft;
+        }
+        speculator.emplace(model, so);  // checks the draft's vocabulary
+    }
+
+    Conversation chat(model, opt, speculator ? &*speculator : nullptr);
     install_interrupt_handler();
     const bool completion = opt.completion || (!model.has_chat_template() && opt.chat_template.empty());
     if (!opt.has_prompt) {

@@ -1,6 +1,8 @@
 # ember-chat -n N --temp 0 on stories260K must print exactly llama.cpp's reference text for
 # every prompt of the F32 model in the reference file. With MODEL_DIR instead of MODEL: every
-# case of the reference, its model read from MODEL_DIR (ember-chat --completion).
+# case of the reference, its model read from MODEL_DIR (ember-chat --completion). EXTRA holds
+# more flags (e.g. --lookup N), DRAFT a draft model for --draft: speculative decoding must give
+# the same text.
 include(${CMAKE_CURRENT_LIST_DIR}/shared_data.cmake)
 if(DEFINED MODEL_DIR)
   ember_resolve_shared(MODEL_DIR REFERENCE)
@@ -9,6 +11,10 @@ else()
 endif()
 if(NOT DEFINED THREADS)
   set(THREADS 2)
+endif()
+if(DEFINED DRAFT)
+  ember_resolve_shared(DRAFT)
+  list(APPEND EXTRA --draft "${DRAFT}")
 endif()
 set(checked 0)
 # The TEXT blocks span several lines: read the raw file and split on the ### markers.
@@ -37,7 +43,7 @@ foreach(header IN LISTS headers)
   else()
     string(REGEX REPLACE "\n$" "" expected "${rest}")
   endif()
-  execute_process(COMMAND "${CHAT}" -m "${model}" -p "${prompt}" -n ${n} --temp 0 -t ${THREADS} --quiet ${extra}
+  execute_process(COMMAND "${CHAT}" -m "${model}" -p "${prompt}" -n ${n} --temp 0 -t ${THREADS} --quiet ${extra} ${EXTRA}
                   OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "ember-chat exited with ${rc} for prompt '${prompt}' on ${model_name}")
