@@ -285,8 +285,8 @@ std::span<const float> Session::logits() const noexcept {
 std::span<const float> Session::logits_at(int i) const {
     const Impl& s = *impl_;
     if (!s.rows_kept) {
-        fail("Session::logits_at needs the logits of every row: evaluate(), or prefill() with "
-             "SessionOptions::logits_all, as the last forward pass");
+        fail("Session::logits_at(" + std::to_string(i) + ") needs the logits of every row: evaluate(), or "
+             "prefill() with SessionOptions::logits_all, as the last forward pass");
     }
     if (i < 0 || i >= s.n_logit_rows) {
         fail("Session::logits_at(" + std::to_string(i) + "): the last forward pass has " +

@@ -352,6 +352,7 @@ struct Sampler::Impl {
             if (c.token >= 0 && static_cast<std::size_t>(c.token) < n_vocab) dense_q[static_cast<std::size_t>(c.token)] = 0.0;
         }
         return {commit(cur, chosen), cur.data[chosen].token == draft};
+    }
 
     // Index of the highest value (ties: the lowest index).
     std::size_t argmax(const float* g) const {
