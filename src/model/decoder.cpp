@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "kernels/dispatch.hpp"
 #include "kernels/float_ops.hpp"
@@ -37,6 +38,14 @@ void gated(ember::model::Activation act, float* out, const float* gate, const fl
 void norm_rows(float* x, const std::vector<float>& weight, std::int64_t n, std::int64_t width, float eps) {
     if (weight.empty()) return;
     for (std::int64_t i = 0; i < n; ++i) kernels::rmsnorm(x + i * width, x + i * width, weight.data(), width, eps);
+}
+
+// Threads worth using for a product of `n` activation rows with these weights (tiny models and
+// single small matrices run on the calling thread alone).
+int matmul_threads(std::initializer_list<const kernels::WeightMatrix*> ws, std::int64_t n, int n_threads) {
+    std::int64_t bytes = 0;
+    for (const auto* w : ws) bytes += static_cast<std::int64_t>(w->bytes());
+    return threads_for(bytes * n, n_threads);
 }
 
 }  // namespace
@@ -106,7 +115,7 @@ bool Decoder::run(std::span<const BatchRow> rows, std::span<KvCache* const> cach
     }
     if (n_out == 0) return true;
     kernels::matmul(w_.output, s.out_rows_.data(), n_out, s.logits_.data(), w_.output.n_rows(),
-                    s.matmul_, n_threads);
+                    s.matmul_, matmul_threads({&w_.output}, n_out, n_threads));
     if (c_.final_softcap > 0.0f) {
         // As llama.cpp: scale by 1/cap, tanh, scale by cap.
         const float inv = 1.0f / c_.final_softcap;
@@ -163,7 +172,8 @@ void Decoder::attention_block(const LayerWeights& l, std::int64_t il, std::span<
     }
     if (l.fused_qkv()) {
         const std::int64_t w = n_q + 2 * n_kv;
-        kernels::matmul(l.wqkv, s.xn_.data(), n, s.qkv_.data(), w, s.matmul_, n_threads);
+        kernels::matmul(l.wqkv, s.xn_.data(), n, s.qkv_.data(), w, s.matmul_,
+                        matmul_threads({&l.wqkv}, n, n_threads));
         for (std::int64_t i = 0; i < n; ++i) {
             const float* src = &s.qkv_[sz(i * w)];
             std::copy_n(src, n_q, &s.q_[sz(i * n_q)]);
@@ -174,7 +184,7 @@ void Decoder::attention_block(const LayerWeights& l, std::int64_t il, std::span<
         const kernels::MatmulJob qkv[] = {{&l.wq, s.q_.data(), n_q},
                                            {&l.wk, s.k_.data(), n_kv},
                                            {&l.wv, s.v_.data(), n_kv}};
-        kernels::matmul_many(qkv, s.xn_.data(), n, s.matmul_, n_threads);
+        kernels::matmul_many(qkv, s.xn_.data(), n, s.matmul_, matmul_threads({&l.wq, &l.wk, &l.wv}, n, n_threads));
     }
     add_bias(s.q_.data(), l.bq, n, n_q);
     add_bias(s.k_.data(), l.bk, n, n_kv);
@@ -198,7 +208,8 @@ void Decoder::attention_block(const LayerWeights& l, std::int64_t il, std::span<
         std::copy_n(&s.v_[sz(i * n_kv)], n_kv, cache.v(il, r.pos));
     }
     attend(rows, caches, il, s, n_threads);  // writes xn_ [n][n_q]
-    kernels::matmul(l.wo, s.xn_.data(), n, s.q_.data(), n_embd, s.matmul_, n_threads);  // q_ reused
+    kernels::matmul(l.wo, s.xn_.data(), n, s.q_.data(), n_embd, s.matmul_,  // q_ reused
+                    matmul_threads({&l.wo}, n, n_threads));
     add_bias(s.q_.data(), l.bo, n, n_embd);
     norm_rows(s.q_.data(), l.post_attn_norm, n, n_embd, c_.rms_eps);
     kernels::add(s.x_.data(), s.q_.data(), n * n_embd);
@@ -213,7 +224,10 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
     const kernels::AttendFn attend = kernels::float_kernels().attend;
     const float softcap = c_.attn_softcap;
     // One task per (row, key/value head): the `group` query heads sharing it run together.
-    parallel_for(n * c_.n_head_kv, n_threads, 1, [&](std::int64_t begin, std::int64_t end, int worker) {
+    // Threads by the keys and values read (decode at a short depth is not worth a second one).
+    std::int64_t kv_bytes = 0;
+    for (const BatchRow& r : rows) kv_bytes += 2 * static_cast<std::int64_t>(sizeof(float)) * (r.pos + 1) * n_kv;
+    parallel_for(n * c_.n_head_kv, threads_for(kv_bytes, n_threads), 1, [&](std::int64_t begin, std::int64_t end, int worker) {
         float* scores = &s.scores_[sz(worker * group * s.n_ctx_)];
         for (std::int64_t task = begin; task < end; ++task) {
             const std::int64_t i = task / c_.n_head_kv, kvh = task % c_.n_head_kv;
@@ -241,7 +255,8 @@ void Decoder::ffn_block(const LayerWeights& l, std::int64_t n, ForwardScratch& s
     float* act = nullptr;  // [n][n_ff] input of the down projection
     if (l.fused_gate_up()) {
         // One projection: each row holds the gate values, then the up values.
-        kernels::matmul(l.w_up, s.xn_.data(), n, s.gate_.data(), 2 * n_ff, s.matmul_, n_threads);
+        kernels::matmul(l.w_up, s.xn_.data(), n, s.gate_.data(), 2 * n_ff, s.matmul_,
+                        matmul_threads({&l.w_up}, n, n_threads));
         for (std::int64_t i = 0; i < n; ++i) {
             const float* g = &s.gate_[sz(i * 2 * n_ff)];
             gated(c_.arch->activation, &s.up_[sz(i * n_ff)], g, g + n_ff, n_ff);
@@ -250,11 +265,11 @@ void Decoder::ffn_block(const LayerWeights& l, std::int64_t n, ForwardScratch& s
     } else {
         const kernels::MatmulJob gate_up[] = {{&l.w_gate, s.gate_.data(), n_ff},
                                                {&l.w_up, s.up_.data(), n_ff}};
-        kernels::matmul_many(gate_up, s.xn_.data(), n, s.matmul_, n_threads);
+        kernels::matmul_many(gate_up, s.xn_.data(), n, s.matmul_, matmul_threads({&l.w_gate, &l.w_up}, n, n_threads));
         gated(c_.arch->activation, s.gate_.data(), s.gate_.data(), s.up_.data(), n * n_ff);
         act = s.gate_.data();
     }
-    kernels::matmul(l.w_down, act, n, s.xn_.data(), n_embd, s.matmul_, n_threads);
+    kernels::matmul(l.w_down, act, n, s.xn_.data(), n_embd, s.matmul_, matmul_threads({&l.w_down}, n, n_threads));
     norm_rows(s.xn_.data(), l.post_ffw_norm, n, n_embd, c_.rms_eps);
     kernels::add(s.x_.data(), s.xn_.data(), n * n_embd);
 }

@@ -9,14 +9,15 @@
 #include "support/alloc_counter.hpp"
 
 #include "session_test_util.hpp"
+#include "support/split_small_work.hpp"
 
 using ember_test::g_allocations;
 using ember_test::g_counting;
 
 namespace {
 
-// Allocations over 64 decode steps after 8 warm-up steps (libgomp and the sampler size their
-// buffers on first use).
+// Allocations over 64 decode steps after 8 warm-up steps (the thread pool starts its workers
+// and the sampler sizes its buffers on first use).
 long allocations_over_64_decodes(const ember::Model& model, ember::SessionOptions options,
                                  bool with_cancel_callback) {
     ember::Session s(model, options);
@@ -46,6 +47,7 @@ TEST_CASE("decode loop: no allocation after warm-up", "[alloc]") {
     delete probe;
     REQUIRE(g_allocations.load() >= 1);
 
+    const ember_test::SplitSmallWork split;  // 2 threads really run loops on a worker
     for (const int threads : {1, 2}) {
         CAPTURE(threads);
         CHECK(allocations_over_64_decodes(model, session_test::sopts(256, threads), false) == 0);
@@ -75,11 +77,12 @@ TEST_CASE("prefill: no allocation after warm-up, in one batch or in chunks", "[a
     const std::vector<ember::Token> prompt =
         model.tokenize("Once upon a time, there was a little girl named Lily. She loved to play outside.");
     REQUIRE(prompt.size() > 12);
+    const ember_test::SplitSmallWork split;
     for (const int batch : {512, 5}) {
         for (const int threads : {1, 2}) {
             CAPTURE(batch, threads);
             ember::Session s(model, session_test::sopts(128, threads, batch));
-            // Warm-up: libgomp creates its threads on the first parallel region.
+            // Warm-up: the thread pool starts its workers on the first parallel loop.
             REQUIRE(s.prefill(prompt) == ember::Status::ok);
             s.reset();
             g_allocations = 0;
