@@ -21,6 +21,13 @@ struct ModelOptions {
     int threads = 0;
     /// Called during loading with the fraction done (0 to 1), e.g. for a progress bar.
     std::function<void(float)> on_progress;
+    /// Map the file into memory (pages are read on first use and shared with the page cache).
+    /// false: read it into memory of the model's own at load (on all threads), as llama.cpp's
+    /// --no-mmap; for file systems where mapping is slow, or to read the whole file up front.
+    bool use_mmap = true;
+    /// Lock the weights into RAM (mlock) so that the OS never pages them out, as llama.cpp's
+    /// --mlock. Model::load throws ember::Error naming the limit when RLIMIT_MEMLOCK is too low.
+    bool mlock = false;
 };
 
 /// Options for Model::tokenize.

@@ -1,11 +1,16 @@
 #include "ember/model.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <new>
 
 #include "api/model_impl.hpp"
+#include "kernels/packed_isa.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/hash.hpp"
 #include "runtime/parallel.hpp"
@@ -53,6 +58,7 @@ ModelImpl::ModelImpl(gguf::File file_in, ModelOptions options_in)
     config.n_vocab = tokenizer->n_vocab();
     info = make_info(file, config);
     info.n_vocab = config.n_vocab;
+    if (options.mlock) lock_weights();
     chat_template = std::string(file.get_string_or("tokenizer.chat_template", ""));
     try {
         parsed_template = std::make_shared<const chat::ChatTemplate>(
@@ -65,6 +71,28 @@ ModelImpl::ModelImpl(gguf::File file_in, ModelOptions options_in)
 std::uint64_t ModelImpl::fingerprint() const {
     std::call_once(fingerprint_once_, [this] { fingerprint_ = hash64_blocks(file.bytes(), resolve_threads(options.threads)); });
     return fingerprint_;
+}
+
+ModelImpl::~ModelImpl() {
+    for (const auto r : locked) ::munlock(r.data(), r.size());
+}
+
+// mlock: the file's bytes still in use, and every repacked copy.
+void ModelImpl::lock_weights() {
+    file.lock();
+    for (const auto* m : weights.matrices()) {
+        if (!m->packed()) continue;
+        const std::size_t n_groups = static_cast<std::size_t>((m->n_rows() + kernels::kPackRows - 1) / kernels::kPackRows);
+        const std::span<const std::uint8_t> r(m->data(), m->group_bytes() * n_groups);
+        if (::mlock(r.data(), r.size()) != 0) {
+            const int err = errno;
+            for (const auto l : locked) ::munlock(l.data(), l.size());
+            locked.clear();
+            fail(file.name() + ": cannot lock the repacked weights in memory (mlock: " + std::strerror(err) +
+                 "; raise RLIMIT_MEMLOCK with 'ulimit -l' or run without mlock)");
+        }
+        locked.push_back(r);
+    }
 }
 
 }  // namespace detail
@@ -93,7 +121,8 @@ std::shared_ptr<const detail::ModelImpl> load_impl(const std::string& name, Mode
 }  // namespace
 
 Model Model::load(const std::string& path, ModelOptions options) {
-    return Model(load_impl(path, std::move(options), [&] { return gguf::File::open(path); }));
+    const bool use_mmap = options.use_mmap;
+    return Model(load_impl(path, std::move(options), [&] { return gguf::File::open(path, use_mmap); }));
 }
 
 Model Model::load_from_memory(const void* data, std::size_t size, ModelOptions options) {

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "chat/chat_template.hpp"
 #include "ember/types.hpp"
@@ -20,6 +22,10 @@ namespace ember::detail {
 
 struct ModelImpl {
     ModelImpl(gguf::File file_in, ModelOptions options_in);
+    ~ModelImpl();
+    ModelImpl(const ModelImpl&) = delete;
+    ModelImpl& operator=(const ModelImpl&) = delete;
+    void lock_weights();
 
     gguf::File file;
     ModelOptions options;
@@ -33,6 +39,8 @@ struct ModelImpl {
     /// then `chat_template_error` says why.
     std::shared_ptr<const chat::ChatTemplate> parsed_template;
     std::string chat_template_error;
+    /// Repacked weights locked into RAM (ModelOptions::mlock), unlocked by the destructor.
+    std::vector<std::span<const std::uint8_t>> locked;
 
     /// A hash of every byte of the model file (header, metadata and tensor data), the model
     /// fingerprint saved session states carry. Computed on first use (the first save or

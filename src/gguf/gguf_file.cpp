@@ -527,10 +527,10 @@ File::File(File&&) noexcept = default;
 File& File::operator=(File&&) noexcept = default;
 File::~File() = default;
 
-File File::open(const std::string& path) {
+File File::open(const std::string& path, bool use_mmap) {
     auto impl = std::make_unique<Impl>();
     impl->name = path;
-    impl->map = MappedFile::open(path);
+    impl->map = MappedFile::open(path, use_mmap);
     impl->bytes = impl->map.bytes();
     impl->parse();
     return File(std::move(impl));
@@ -565,6 +565,12 @@ std::uint64_t File::data_offset() const noexcept { return impl_->data_offset; }
 std::span<const std::uint8_t> File::bytes() const noexcept { return impl_->bytes; }
 const std::vector<KeyValue>& File::metadata() const noexcept { return impl_->metadata; }
 const std::vector<TensorInfo>& File::tensors() const noexcept { return impl_->tensors; }
+
+void File::release(const TensorInfo& tensor) const noexcept {
+    if (tensor.data != nullptr) impl_->map.release({tensor.data, static_cast<std::size_t>(tensor.n_bytes)});
+}
+
+void File::lock() const { impl_->map.lock(); }
 
 const Value* File::find(std::string_view key) const noexcept {
     const KeyValue* kv = impl_->find_kv(key);

@@ -76,8 +76,9 @@ struct TensorInfo {
 
 class File {
 public:
-    /// Maps and validates a file. Throws ember::Error naming the path, key/tensor and offset.
-    static File open(const std::string& path);
+    /// Maps (or with `use_mmap` false, reads) and validates a file. Throws ember::Error naming
+    /// the path, key/tensor and offset.
+    static File open(const std::string& path, bool use_mmap = true);
     /// Validates bytes owned by the caller (zero-copy: they must outlive the File).
     /// `name` is used in error messages.
     static File from_memory(const void* data, std::size_t size, std::string name = "<memory>");
@@ -106,6 +107,14 @@ public:
     float get_f32_or(std::string_view key, float fallback) const;
     bool get_bool_or(std::string_view key, bool fallback) const;
     std::string_view get_string_or(std::string_view key, std::string_view fallback) const;
+
+    /// Drops a tensor's whole pages from memory once its bytes were copied elsewhere (repacked
+    /// weights). The bytes stay readable, read again from the file if touched; a file given
+    /// by from_memory or from_copy keeps them resident.
+    void release(const TensorInfo& tensor) const noexcept;
+    /// Locks the file's bytes that were not released into RAM (see MappedFile::lock); nothing
+    /// for a file given by from_memory or from_copy.
+    void lock() const;
 
     const std::vector<TensorInfo>& tensors() const noexcept;
     const TensorInfo* find_tensor(std::string_view name) const noexcept;  ///< nullptr when absent.

@@ -1,32 +1,69 @@
 #include "gguf/mapped_file.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/fail.hpp"
+#include "runtime/parallel.hpp"
 
 namespace ember::gguf {
 namespace {
 
-// Closes a descriptor on every exit path of open().
+// Closes a descriptor on every exit path of open() unless released.
 struct FdGuard {
     int fd;
     ~FdGuard() {
         if (fd >= 0) ::close(fd);
     }
+    int release() { return std::exchange(fd, -1); }
 };
 
 std::string errno_text(int err) { return std::strerror(err); }
 
+std::size_t page_size() {
+    static const std::size_t p = [] {
+        const long v = ::sysconf(_SC_PAGESIZE);
+        return v > 0 ? static_cast<std::size_t>(v) : std::size_t{4096};
+    }();
+    return p;
+}
+
+// Reads [0, size) of fd into dst on all threads, in 16 MiB slices. Returns 0 or an errno value
+// (EIO for a file that ended early).
+int read_all(int fd, std::uint8_t* dst, std::size_t size) {
+    constexpr std::size_t kSlice = std::size_t{16} << 20;
+    const auto n_slices = static_cast<std::int64_t>((size + kSlice - 1) / kSlice);
+    std::atomic<int> error{0};
+    parallel_for(n_slices, hardware_threads(), 1, [&](std::int64_t s0, std::int64_t s1, int) {
+        for (std::int64_t s = s0; s < s1 && error.load(std::memory_order_relaxed) == 0; ++s) {
+            std::size_t off = static_cast<std::size_t>(s) * kSlice;
+            const std::size_t end = std::min(size, off + kSlice);
+            while (off < end) {
+                const ssize_t got = ::pread(fd, dst + off, end - off, static_cast<off_t>(off));
+                if (got < 0 && errno == EINTR) continue;
+                if (got <= 0) {
+                    error.store(got < 0 ? errno : EIO, std::memory_order_relaxed);
+                    return;
+                }
+                off += static_cast<std::size_t>(got);
+            }
+        }
+    });
+    return error.load();
+}
+
 }  // namespace
 
-MappedFile MappedFile::open(const std::string& path) {
+MappedFile MappedFile::open(const std::string& path, bool use_mmap) {
     if (path.find('\0') != std::string::npos) fail(path + ": file name contains a NUL byte");
     int fd = -1;
     do {  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below)
@@ -42,29 +79,101 @@ MappedFile MappedFile::open(const std::string& path) {
     if (st.st_size <= 0) fail(path + ": file is empty (0 bytes)");
 
     const auto size = static_cast<std::size_t>(st.st_size);
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) fail(path + ": cannot map " + std::to_string(size) + " bytes: " + errno_text(errno));
-    return MappedFile(static_cast<const std::uint8_t*>(p), size);
+    MappedFile f;
+    f.path_ = path;
+    f.size_ = size;
+    if (use_mmap) {
+        void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) fail(path + ": cannot map " + std::to_string(size) + " bytes: " + errno_text(errno));
+        f.data_ = static_cast<const std::uint8_t*>(p);
+        return f;
+    }
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        fail(path + ": cannot allocate " + std::to_string(size) + " bytes to read the file into: " + errno_text(errno));
+    }
+    f.data_ = static_cast<const std::uint8_t*>(p);  // unmapped by f's destructor on failure below
+    if (const int err = read_all(fd, static_cast<std::uint8_t*>(p), size); err != 0) {
+        fail(path + ": cannot read " + std::to_string(size) + " bytes: " +
+             (err == EIO ? std::string("input/output error or file shorter than its size") : errno_text(err)));
+    }
+    ::mprotect(p, size, PROT_READ);
+    f.fd_ = guard.release();
+    return f;
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+      fd_(std::exchange(other.fd_, -1)), locked_(std::exchange(other.locked_, false)),
+      path_(std::move(other.path_)), released_(std::move(other.released_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (this != &other) {
-        release();
+        close();
         data_ = std::exchange(other.data_, nullptr);
         size_ = std::exchange(other.size_, 0);
+        fd_ = std::exchange(other.fd_, -1);
+        locked_ = std::exchange(other.locked_, false);
+        path_ = std::move(other.path_);
+        released_ = std::move(other.released_);
     }
     return *this;
 }
 
-MappedFile::~MappedFile() { release(); }
+MappedFile::~MappedFile() { close(); }
 
-void MappedFile::release() noexcept {
+void MappedFile::close() noexcept {
     if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
     data_ = nullptr;
     size_ = 0;
+    fd_ = -1;
+    locked_ = false;
+    released_.clear();
+}
+
+void MappedFile::release(std::span<const std::uint8_t> range) noexcept {
+    if (data_ == nullptr || locked_ || range.empty() || range.data() < data_ ||
+        range.data() + range.size() > data_ + size_) {
+        return;
+    }
+    const std::size_t page = page_size();
+    const auto first = static_cast<std::size_t>(range.data() - data_);
+    const std::size_t begin = (first + page - 1) / page * page;
+    const std::size_t end = (first + range.size()) / page * page;
+    if (begin >= end) return;
+    auto* p = const_cast<std::uint8_t*>(data_ + begin);
+    if (fd_ < 0) {
+        // A private read-only file mapping: dropping the pages loses nothing.
+        if (::madvise(p, end - begin, MADV_DONTNEED) != 0) return;
+    } else {
+        // Read into memory: map the same bytes of the file over the copy, which frees it.
+        void* q = ::mmap(p, end - begin, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd_, static_cast<off_t>(begin));
+        if (q == MAP_FAILED) return;
+    }
+    released_.emplace_back(begin, end);
+}
+
+void MappedFile::lock() {
+    if (data_ == nullptr || locked_) return;
+    std::sort(released_.begin(), released_.end());
+    std::size_t at = 0;
+    const auto lock_range = [&](std::size_t begin, std::size_t end) {
+        if (begin >= end || ::mlock(data_ + begin, end - begin) == 0) return;
+        const int err = errno;
+        struct rlimit lim {};
+        ::getrlimit(RLIMIT_MEMLOCK, &lim);
+        const std::string limit = lim.rlim_cur == RLIM_INFINITY ? "unlimited" : std::to_string(lim.rlim_cur) + " bytes";
+        ::munlock(data_, size_);
+        fail(path_ + ": cannot lock " + std::to_string(end - begin) + " bytes in memory (mlock: " + errno_text(err) +
+             "; RLIMIT_MEMLOCK is " + limit + ", raise it with 'ulimit -l' or run without mlock)");
+    };
+    for (const auto& [b, e] : released_) {
+        lock_range(at, std::max(at, b));
+        at = std::max(at, e);
+    }
+    lock_range(at, size_);
+    locked_ = true;
 }
 
 }  // namespace ember::gguf

@@ -1,19 +1,23 @@
-// A read-only memory mapping of a whole file (RAII). Empty files, directories and other
-// non-regular files are rejected with an ember::Error naming the path.
+// A whole file in memory, read-only (RAII): memory-mapped (the default) or read into anonymous
+// memory. Empty files, directories and other non-regular files are rejected with an
+// ember::Error naming the path.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ember::gguf {
 
 class MappedFile {
 public:
-    /// Maps `path` read-only. Throws ember::Error when it cannot be opened, is not a regular
-    /// file, is empty, or cannot be mapped.
-    static MappedFile open(const std::string& path);
+    /// Maps `path` read-only, or with `use_mmap` false reads it (on all threads) into memory of
+    /// its own. Throws ember::Error when it cannot be opened, is not a regular file, is empty,
+    /// or cannot be mapped or read.
+    static MappedFile open(const std::string& path, bool use_mmap = true);
 
     MappedFile() noexcept = default;
     MappedFile(MappedFile&& other) noexcept;
@@ -26,12 +30,24 @@ public:
     std::size_t size() const noexcept { return size_; }
     std::span<const std::uint8_t> bytes() const noexcept { return {data_, size_}; }
 
+    /// Drops the whole pages inside `range` (part of bytes()) from this process's memory; the
+    /// bytes stay readable, read again from the file if ever touched. For data copied elsewhere
+    /// (repacked weights). Best effort: a failure leaves the pages resident.
+    void release(std::span<const std::uint8_t> range) noexcept;
+
+    /// Locks the pages that were not released into RAM (mlock). Throws ember::Error naming the
+    /// path and the RLIMIT_MEMLOCK limit when the system refuses.
+    void lock();
+
 private:
-    MappedFile(const std::uint8_t* data, std::size_t size) noexcept : data_(data), size_(size) {}
-    void release() noexcept;
+    void close() noexcept;
 
     const std::uint8_t* data_ = nullptr;
     std::size_t size_ = 0;
+    int fd_ = -1;          // kept open when read into memory: released pages are mapped back from it
+    bool locked_ = false;
+    std::string path_;
+    std::vector<std::pair<std::size_t, std::size_t>> released_;  // page-aligned [begin, end) offsets
 };
 
 }  // namespace ember::gguf

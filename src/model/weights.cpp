@@ -47,9 +47,14 @@ public:
         return v;
     }
 
+    /// A weight matrix; when it was repacked, the file's copy is dropped from memory at once,
+    /// so loading never holds both copies of more than one tensor.
     kernels::WeightMatrix matrix(const std::string& name, std::int64_t n_cols,
                                  std::int64_t n_rows) const {
-        return kernels::WeightMatrix::prepare(get(name, n_cols, n_rows));
+        const gguf::TensorInfo& t = get(name, n_cols, n_rows);
+        kernels::WeightMatrix m = kernels::WeightMatrix::prepare(t);
+        if (m.packed()) file_.release(t);
+        return m;
     }
 
     /// Whether the group of tensors `names` is there, as `need` allows: all or none of them
