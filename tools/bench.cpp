@@ -4,13 +4,16 @@
 //   - pp: 2 x matrix parameters per token / arithmetic peak (int8 vpdpbusd for quantized
 //         models, f32 FMA for F32/F16/BF16), register-resident loops on all threads.
 //
-//   ember-bench -m model.gguf [-p 512] [-n 128] [-t 2] [-r 5] [-o md|csv|json] [--isa]
+//   - load: Model::load to the logits of a one-token prompt (ms), and the peak RSS then
+//
+//   ember-bench -m model.gguf [-p 512] [-n 128] [-d 0] [-t 2] [-r 5] [-o md|csv|json] [--isa]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <string>
@@ -35,10 +38,11 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
     std::vector<std::string> models;
-    int n_prompt = 512, n_gen = 128, threads = 2, reps = 5;
+    int n_prompt = 512, n_gen = 128, depth = 0, threads = 2, reps = 5;
     std::string output = "md";
     std::size_t bw_mib = 1024;
     bool limits = true;
+    bool load = true;
 };
 
 struct Peak {
@@ -53,6 +57,9 @@ struct Result {
     double mean = 0.0, sd = 0.0;
     double limit_fraction = -1.0;  // < 0: not measured
     std::string limit_kind;        // "bandwidth", "int8 peak", "f32 peak"
+    int depth = 0;                 // tokens in the context before the test
+    // load row: mean and sd are milliseconds; peak RSS and KV cache bytes
+    std::int64_t peak_rss_bytes = 0, kv_bytes = 0;
 };
 
 constexpr ember::cli::IntRange kBenchThreadRange{1, 1024};
@@ -60,16 +67,19 @@ constexpr ember::cli::IntRange kRepsRange{1, 1000};
 constexpr ember::cli::IntRange kBandwidthRange{1, 65536};
 
 void usage() {
-    std::printf("usage: ember-bench -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-t 2] [-r 5] [-o md|csv|json]\n"
-                "                   [--bw-mib 1024] [--no-limits] [--isa]\n"
+    std::printf("usage: ember-bench -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-d 0] [-t 2] [-r 5]\n"
+                "                   [-o md|csv|json] [--bw-mib 1024] [--no-limits] [--no-load] [--isa]\n"
                 "  -p N        prompt processing test: one prefill of N random tokens, %s (0: skip)\n"
                 "  -n N        generation test: N single-token decodes, %s (0: skip)\n"
+                "  -d N        run both tests after N tokens already in the context, %s\n"
+                "              (llama-bench's -d)\n"
+                "  --no-load   skip the load row (load to first token: ms and peak RSS)\n"
                 "  -t N        threads, %s (default 2)\n"
                 "  -r N        repetitions, %s\n"
                 "  --bw-mib N  buffer of the bandwidth measurement in MiB, %s\n"
                 "  --isa       print the kernel ISA in use and exit\n",
                 describe(ember::cli::kTokenCountRange).c_str(), describe(ember::cli::kTokenCountRange).c_str(),
-                describe(kBenchThreadRange).c_str(), describe(kRepsRange).c_str(),
+                describe(ember::cli::kTokenCountRange).c_str(), describe(kBenchThreadRange).c_str(), describe(kRepsRange).c_str(),
                 describe(kBandwidthRange).c_str());
 }
 
@@ -163,6 +173,47 @@ std::string format_params(double n) {
     return b;
 }
 
+// Peak resident set of this process (VmHWM), in bytes; 0 where /proc is not there.
+std::int64_t peak_rss_bytes() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+    }
+    return 0;
+}
+
+// Resets the peak resident set to the current one (Linux: "5" into /proc/self/clear_refs).
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Load to first token, `reps` times: a fresh Model, a Session of `context` tokens, the logits
+// of one token. Peak RSS is the highest of the runs, each measured from the RSS before it.
+Result bench_load(const std::string& path, const Args& a, int context) {
+    std::vector<double> ms;
+    Result res;
+    for (int r = 0; r < a.reps; ++r) {
+        reset_peak_rss();
+        const auto t0 = Clock::now();
+        ember::ModelOptions mo;
+        mo.threads = a.threads;
+        const ember::Model model = ember::Model::load(path, mo);
+        ember::SessionOptions so;
+        so.threads = a.threads;
+        so.context = context;
+        ember::Session session(model, so);
+        const ember::Token first = model.bos() >= 0 ? model.bos() : 0;
+        if (session.decode(first) != ember::Status::ok) throw ember::Error(path + ": the first token failed");
+        ms.push_back(1e3 * seconds(t0));
+        res.peak_rss_bytes = std::max(res.peak_rss_bytes, peak_rss_bytes());
+        const ember::ModelInfo& info = model.info();
+        res.kv_bytes = 2 * static_cast<std::int64_t>(sizeof(float)) * info.n_layer * context *
+                       (info.n_embd / std::max<std::int64_t>(info.n_head, 1)) * info.n_head_kv;
+    }
+    mean_sd(ms, res.mean, res.sd);
+    res.test = "load";
+    return res;
+}
+
 struct Limits {
     ember::BandwidthMeasure bw;
     Peak int8_peak, f32_peak;
@@ -181,12 +232,15 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
         matrix_bytes += static_cast<std::int64_t>(w->bytes());
         matrix_params += w->n_rows() * w->n_cols();
     }
+    const int context = a.depth + std::max({a.n_prompt, a.n_gen, 1});
     ember::SessionOptions so;
     so.threads = a.threads;
-    so.context = std::max({a.n_prompt, a.n_gen, 1});
-    so.batch = std::max(a.n_prompt, 1);
+    so.context = context;
+    so.batch = std::max({a.n_prompt, std::min(a.depth, 512), 1});
     ember::Session session(model, so);
     after_load();
+    Result load;
+    if (a.load) load = bench_load(path, a, context);
     const ember::BandwidthMeasure& bw = limits.bw;
     const Peak& int8_peak = limits.int8_peak;
     const Peak& f32_peak = limits.f32_peak;
@@ -202,7 +256,18 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
     base.matrix_params = matrix_params;
     base.bytes_per_token = matrix_bytes;
     base.threads = a.threads;
+    base.depth = a.depth;
     std::vector<Result> out;
+    // -d: the context the tests start from (random tokens after BOS), refilled before each run.
+    std::vector<ember::Token> ctx(static_cast<std::size_t>(a.depth));
+    auto start = [&] {
+        session.reset();
+        if (ctx.empty()) return;
+        for (auto& t : ctx) t = pick(rng);
+        ctx[0] = bos;
+        if (session.prefill(ctx) != ember::Status::ok) throw ember::Error(path + ": the depth prefill failed");
+    };
+    const std::string at_depth = a.depth > 0 ? " @ d" + std::to_string(a.depth) : "";
 
     auto check = [&](ember::Status s) {
         if (s != ember::Status::ok) throw ember::Error(path + ": forward pass failed");
@@ -211,21 +276,21 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
         std::vector<ember::Token> prompt(static_cast<std::size_t>(a.n_prompt));
         auto fill = [&] {
             for (auto& t : prompt) t = pick(rng);
-            prompt[0] = bos;
+            if (a.depth == 0) prompt[0] = bos;
         };
         fill();
-        session.reset();
+        start();
         check(session.prefill(prompt));  // warm-up
         std::vector<double> tps;
         for (int r = 0; r < a.reps; ++r) {
             fill();
-            session.reset();
+            start();
             const auto t0 = Clock::now();
             check(session.prefill(prompt));
             tps.push_back(a.n_prompt / seconds(t0));
         }
         Result res = base;
-        res.test = "pp" + std::to_string(a.n_prompt);
+        res.test = "pp" + std::to_string(a.n_prompt) + at_depth;
         res.n_tokens = a.n_prompt;
         mean_sd(tps, res.mean, res.sd);
         const Peak& peak = is_float_type(info.file_type) ? f32_peak : int8_peak;
@@ -237,22 +302,23 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
     }
     if (a.n_gen > 0) {
         auto run_gen = [&](int n) {
-            session.reset();
-            ember::Token t = bos;
+            ember::Token t = a.depth == 0 ? bos : pick(rng);
             for (int i = 0; i < n; ++i) {
                 check(session.decode(t));
                 t = pick(rng);
             }
         };
+        start();
         run_gen(1);  // warm-up
         std::vector<double> tps;
         for (int r = 0; r < a.reps; ++r) {
+            start();
             const auto t0 = Clock::now();
             run_gen(a.n_gen);
             tps.push_back(a.n_gen / seconds(t0));
         }
         Result res = base;
-        res.test = "tg" + std::to_string(a.n_gen);
+        res.test = "tg" + std::to_string(a.n_gen) + at_depth;
         res.n_tokens = a.n_gen;
         mean_sd(tps, res.mean, res.sd);
         res.limit_kind = "bandwidth";
@@ -260,6 +326,15 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
             res.limit_fraction = res.mean * static_cast<double>(matrix_bytes) / bw.bytes_per_second;
         }
         out.push_back(res);
+    }
+    if (a.load) {
+        Result row = base;
+        row.test = load.test;
+        row.mean = load.mean;
+        row.sd = load.sd;
+        row.peak_rss_bytes = load.peak_rss_bytes;
+        row.kv_bytes = load.kv_bytes;
+        out.push_back(row);
     }
     return out;
 }
@@ -275,9 +350,11 @@ int run(int argc, char** argv) {
             return 0;
         } else if (args.is("--isa")) isa_only = true;
         else if (args.is("--no-limits")) a.limits = false;
+        else if (args.is("--no-load")) a.load = false;
         else if (args.is("-m")) a.models.push_back(args.value());
         else if (args.is("-p")) a.n_prompt = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));
         else if (args.is("-n")) a.n_gen = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));
+        else if (args.is("-d")) a.depth = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));
         else if (args.is("-t")) a.threads = static_cast<int>(args.int_value(kBenchThreadRange));
         else if (args.is("-r")) a.reps = static_cast<int>(args.int_value(kRepsRange));
         else if (args.is("-o")) {
@@ -331,6 +408,14 @@ int run(int argc, char** argv) {
         std::printf("| model | size | params | type | threads | test | t/s | of limit |\n");
         std::printf("| ----- | ---: | -----: | ---- | ------: | ---- | --: | -------: |\n");
         for (const auto& r : results) {
+            if (r.test == "load") {
+                std::printf("| %s | %s | %s | %s | %d | load | %.1f ± %.1f ms | peak RSS %s (KV cache %s) |\n",
+                            r.model.c_str(), format_size(static_cast<double>(r.size_bytes)).c_str(),
+                            format_params(static_cast<double>(r.params)).c_str(), r.type.c_str(), r.threads,
+                            r.mean, r.sd, format_size(static_cast<double>(r.peak_rss_bytes)).c_str(),
+                            format_size(static_cast<double>(r.kv_bytes)).c_str());
+                continue;
+            }
             char limit[64] = "n/a";
             if (r.limit_fraction >= 0) {
                 std::snprintf(limit, sizeof limit, "%.1f%% %s", 100.0 * r.limit_fraction, r.limit_kind.c_str());
@@ -342,9 +427,17 @@ int run(int argc, char** argv) {
         }
     } else if (a.output == "csv") {
         std::printf("model,size_bytes,params,type,threads,test,n_tokens,tps_mean,tps_sd,limit_fraction,limit,"
-                    "bytes_per_token,isa,bandwidth_gbs,int8_peak_gops,f32_peak_gflops\n");
+                    "bytes_per_token,isa,bandwidth_gbs,int8_peak_gops,f32_peak_gflops,ms_mean,ms_sd,peak_rss_bytes,"
+                    "kv_bytes\n");
         for (const auto& r : results) {
-            std::printf("%s,%lld,%lld,%s,%d,%s,%d,%.4f,%.4f,%.4f,%s,%lld,%s,%.3f,%.1f,%.1f\n", r.model.c_str(),
+            if (r.test == "load") {
+                std::printf("%s,%lld,%lld,%s,%d,load,,,,,,%lld,%s,%.3f,%.1f,%.1f,%.3f,%.3f,%lld,%lld\n", r.model.c_str(),
+                            static_cast<long long>(r.size_bytes), static_cast<long long>(r.params), r.type.c_str(),
+                            r.threads, static_cast<long long>(r.bytes_per_token), isa.c_str(), gbs, i8, f32, r.mean,
+                            r.sd, static_cast<long long>(r.peak_rss_bytes), static_cast<long long>(r.kv_bytes));
+                continue;
+            }
+            std::printf("%s,%lld,%lld,%s,%d,%s,%d,%.4f,%.4f,%.4f,%s,%lld,%s,%.3f,%.1f,%.1f,,,,\n", r.model.c_str(),
                         static_cast<long long>(r.size_bytes), static_cast<long long>(r.params), r.type.c_str(),
                         r.threads, r.test.c_str(), r.n_tokens, r.mean, r.sd, r.limit_fraction,
                         r.limit_kind.c_str(), static_cast<long long>(r.bytes_per_token), isa.c_str(), gbs, i8, f32);
@@ -357,13 +450,23 @@ int run(int argc, char** argv) {
                     f32, f32_peak.kernel.c_str());
         for (std::size_t i = 0; i < results.size(); ++i) {
             const auto& r = results[i];
+            if (r.test == "load") {
+                std::printf("%s\n    {\"model\": \"%s\", \"size_bytes\": %lld, \"params\": %lld, \"type\": \"%s\", "
+                            "\"threads\": %d, \"test\": \"load\", \"ms_mean\": %.4f, \"ms_sd\": %.4f, "
+                            "\"peak_rss_bytes\": %lld, \"kv_bytes\": %lld}",
+                            i ? "," : "", ember::json_escape(r.model).c_str(), static_cast<long long>(r.size_bytes),
+                            static_cast<long long>(r.params), r.type.c_str(), r.threads, r.mean, r.sd,
+                            static_cast<long long>(r.peak_rss_bytes), static_cast<long long>(r.kv_bytes));
+                continue;
+            }
             std::printf("%s\n    {\"model\": \"%s\", \"size_bytes\": %lld, \"params\": %lld, \"type\": \"%s\", "
                         "\"threads\": %d, \"test\": \"%s\", \"n_tokens\": %d, \"tps_mean\": %.4f, "
-                        "\"tps_sd\": %.4f, \"limit_fraction\": %.4f, \"limit\": \"%s\", \"bytes_per_token\": %lld}",
+                        "\"tps_sd\": %.4f, \"limit_fraction\": %.4f, \"limit\": \"%s\", \"bytes_per_token\": %lld, "
+                        "\"depth\": %d}",
                         i ? "," : "", ember::json_escape(r.model).c_str(), static_cast<long long>(r.size_bytes),
                         static_cast<long long>(r.params), r.type.c_str(), r.threads, r.test.c_str(), r.n_tokens,
                         r.mean, r.sd, r.limit_fraction, r.limit_kind.c_str(),
-                        static_cast<long long>(r.bytes_per_token));
+                        static_cast<long long>(r.bytes_per_token), r.depth);
         }
         std::printf("\n  ]\n}\n");
     }
