@@ -64,6 +64,15 @@ add_test(NAME perplexity_text_too_short
                  -DARGS=-m|${EMBER_TOOLS_STORIES}|-f|${EMBER_TOOLS_TEXT}|-c|512
                  -DEXPECT=needs\ at\ least -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_cli_error.cmake)
 set_tests_properties(perplexity_text_too_short PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+# ember-perplexity --kl-divergence-base / --kl-divergence (llama.cpp's KLD statistics).
+add_test(NAME perplexity_kl_divergence
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+                 -DF32=${EMBER_TOOLS_STORIES} -DQ8=@SHARED@/models/stories260K-Q8_0.gguf
+                 -DQ4=@SHARED@/models/stories260K-Q4_0.gguf -DTEXT=${EMBER_TOOLS_TEXT}
+                 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/kl_divergence
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_kl_divergence.cmake)
+set_tests_properties(perplexity_kl_divergence PROPERTIES LABELS "tools;e2e"
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 # ember-bench smoke test in each output format.
 foreach(format md csv json)
   add_test(NAME bench_smoke_${format}
