@@ -1,6 +1,5 @@
 # Third-party dependencies, all from Debian 12 packages.
 find_package(Threads REQUIRED)
-find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(xsimd REQUIRED)
 # Header-only; used inside the library only (JSON Schema, chat templates). See docs/grammars.md.
