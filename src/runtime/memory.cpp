@@ -97,23 +97,9 @@ std::uint64_t address_space_headroom() noexcept {
     return limit_headroom(RLIMIT_AS, vm);
 }
 
-// Stack size of the threads OpenMP starts: OMP_STACKSIZE / GOMP_STACKSIZE, else the pthread
-// default (set from ulimit -s at process start).
+// Stack size of the threads ember's pool starts: the pthread default (set from ulimit -s at
+// process start).
 std::uint64_t thread_stack_bytes() noexcept {
-    for (const char* name : {"OMP_STACKSIZE", "GOMP_STACKSIZE"}) {
-        const char* v = std::getenv(name);
-        if (v == nullptr || *v == '\0') continue;
-        char* end = nullptr;
-        const unsigned long long n = std::strtoull(v, &end, 10);
-        std::uint64_t unit = 1024;  // kilobytes without a suffix
-        switch (end != nullptr ? *end : '\0') {
-            case 'B': case 'b': unit = 1; break;
-            case 'M': case 'm': unit = 1 << 20; break;
-            case 'G': case 'g': unit = 1 << 30; break;
-            default: break;
-        }
-        return saturating_mul(n, unit);
-    }
     std::size_t size = 0;
     pthread_attr_t attr;
     if (::pthread_getattr_default_np(&attr) == 0) {

@@ -18,7 +18,7 @@ std::uint64_t available_memory() noexcept;
 void check_memory(std::uint64_t bytes, const std::string& what);
 
 /// Throws ember::Error when `n` threads exceed kMaxThreads or their stacks do not fit in the
-/// address space left under ulimit -v (where libgomp would abort when it cannot start them).
+/// address space left under ulimit -v (where starting them would fail).
 void check_threads(int n, const std::string& what);
 
 /// "512 B", "1.5 KiB", "64.0 MiB", "2.00 GiB".

@@ -78,6 +78,6 @@ foreach(case "${cut}|holds 4000 bytes" "${base}|-c 64|made with context 128")
 endforeach()
 execute_process(COMMAND "${TOOL}" -m "${F32}" --kl-divergence --kl-divergence-base "${base}" -f "${TEXT}"
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-if(NOT rc EQUAL 1 OR NOT err MATCHES "not -f")
-  message(FATAL_ERROR "--kl-divergence with -f: expected exit 1, got ${rc}: ${err}")
+if(NOT rc EQUAL 2 OR NOT err MATCHES "not -f")
+  message(FATAL_ERROR "--kl-divergence with -f: expected exit 2 (a bad command line), got ${rc}: ${err}")
 endif()

@@ -283,14 +283,12 @@ TEST_CASE("engine: bad requests and options are errors; destruction cancels what
     CHECK_THROWS_AS(RequestHandle().wait(), ember::Error);
 }
 
-// scripts/test.sh runs this case under ThreadSanitizer with EMBER_TSAN_THREADS=1 (no OpenMP
-// parallel region, which TSan cannot see into).
+// scripts/test.sh runs this case under ThreadSanitizer.
 TEST_CASE("engine: submissions from several threads", "[engine][threads]") {
     EMBER_REQUIRE_SHARED(session_test::kModel);
     const auto& model = stories();
-    // One forward-pass thread by default: the client threads are what this case is about.
-    int threads = 1;
-    if (const char* only = std::getenv("EMBER_TSAN_THREADS"); only && *only) threads = std::atoi(only);
+    // One forward-pass thread: the client threads are what this case is about.
+    const int threads = 1;
     const auto all = specs(9, 16);
     std::vector<ember::GenerateResult> want;
     for (const Spec& s : all) want.push_back(reference(model, s));
