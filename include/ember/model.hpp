@@ -20,8 +20,8 @@ struct ModelImpl;
 
 /// One message of a conversation, for Model::apply_chat_template.
 struct ChatMessage {
-    std::string role;     ///< "system", "user" or "assistant".
-    std::string content;
+    std::string role{};     ///< "system", "user" or "assistant".
+    std::string content{};
 };
 
 class Model {

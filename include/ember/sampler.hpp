@@ -74,19 +74,19 @@ struct SamplerOptions {
     int penalty_last_n = 64;       ///< How many recent tokens the penalties look at (0: off).
     std::uint64_t seed = 0xFFFFFFFFu;  ///< RNG seed; 0xFFFFFFFF picks a random seed.
     /// Added to the logit of a token before the other stages (e.g. -INFINITY bans it).
-    std::vector<std::pair<Token, float>> logit_bias;
+    std::vector<std::pair<Token, float>> logit_bias{};
     /// Stage order; empty means the default order above. A stage may be left out (it then does
     /// not run) or repeated, except the grammar stage: with a grammar and an order that does
     /// not name it, it runs first.
-    std::vector<SamplerStage> order;
+    std::vector<SamplerStage> order{};
     /// GBNF grammar the output must match (start rule `root`); empty: none. Needs
     /// Sampler(model, options). Invalid grammars make the constructor throw ember::Error with
     /// the line and column.
-    std::string grammar;
+    std::string grammar{};
     /// JSON Schema (as JSON text) the output must be an instance of; converted to a grammar
     /// (see json_schema_to_grammar in ember/grammar.hpp). `{"type": "object"}` is OpenAI's
     /// json_object mode (any JSON object). Not together with `grammar`.
-    std::string json_schema;
+    std::string json_schema{};
 };
 
 /// The probability and entropy of the distribution the last token was drawn from.

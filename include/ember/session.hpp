@@ -128,12 +128,12 @@ struct GenerateOptions {
     /// also across token boundaries. Text that could be the start of a stop string is held back
     /// until it is known not to be one; the stop string and anything after it are never
     /// emitted. Empty strings are ignored.
-    std::vector<std::string> stop;
+    std::vector<std::string> stop{};
     /// Called for every generated token with the text it releases (UTF-8 complete characters
     /// only; may be empty while text is held back). Return false to stop (StopReason::cancelled,
     /// Status::ok). When generation ends for another reason than a stop string with text still
     /// held back, a last call with token kNoToken delivers it.
-    std::function<bool(Token token, std::string_view text)> on_token;
+    std::function<bool(Token token, std::string_view text)> on_token{};
     /// Speculative decoding (ember/speculative.hpp): a proposer guesses tokens and each step
     /// checks them in one forward pass. The tokens come out the same as without it (greedy:
     /// identical; sampled: the same distribution), faster when the guesses are good. Proposals
@@ -151,13 +151,13 @@ inline constexpr Token kNoToken = -1;
 
 /// What generate() produced.
 struct GenerateResult {
-    std::string text;            ///< Everything passed to on_token, in order (no stop string).
-    std::vector<Token> tokens;   ///< Generated tokens (without the end-of-generation token).
+    std::string text{};          ///< Everything passed to on_token, in order (no stop string).
+    std::vector<Token> tokens{}; ///< Generated tokens (without the end-of-generation token).
     StopReason stop_reason = StopReason::max_tokens;
     /// ok, context_full (stop_reason context_full) or cancelled (the cancel callback stopped a
     /// step; stop_reason cancelled).
     Status status = Status::ok;
-    std::string stop_string;     ///< The stop string found (stop_reason stop_string), else "".
+    std::string stop_string{};   ///< The stop string found (stop_reason stop_string), else "".
     /// True when the last token of `tokens` was emitted but its decode step was cancelled: the
     /// session does not hold it yet (logits() still predict it). decode() it to continue.
     bool last_token_pending = false;

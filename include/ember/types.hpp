@@ -20,7 +20,7 @@ struct ModelOptions {
     /// hardware threads).
     int threads = 0;
     /// Called during loading with the fraction done (0 to 1), e.g. for a progress bar.
-    std::function<void(float)> on_progress;
+    std::function<void(float)> on_progress{};
     /// Map the file into memory (pages are read on first use and shared with the page cache).
     /// false: read it into memory of the model's own at load (on all threads), as llama.cpp's
     /// --no-mmap; for file systems where mapping is slow, or to read the whole file up front.
@@ -42,8 +42,8 @@ struct TokenizeOptions {
 
 /// What a model is, read from its GGUF metadata.
 struct ModelInfo {
-    std::string name;          ///< general.name, or the file name.
-    std::string architecture;  ///< general.architecture, e.g. "llama".
+    std::string name{};        ///< general.name, or the file name.
+    std::string architecture{};  ///< general.architecture, e.g. "llama".
     std::int64_t n_vocab = 0;        ///< Tokens in the vocabulary.
     std::int64_t n_ctx_train = 0;    ///< Context length the model was trained with.
     std::int64_t n_embd = 0;         ///< Width of the residual stream.
@@ -53,7 +53,7 @@ struct ModelInfo {
     std::int64_t n_ff = 0;           ///< Feed-forward width.
     std::int64_t n_params = 0;       ///< Parameters in all weight tensors.
     std::int64_t weight_bytes = 0;   ///< Bytes of all weight tensors as stored in the file.
-    std::string file_type;           ///< Dominant weight type, e.g. "F32", "Q4_0".
+    std::string file_type{};         ///< Dominant weight type, e.g. "F32", "Q4_0".
 };
 
 }  // namespace ember

@@ -1,5 +1,17 @@
-# Configures, builds and runs one consumer project. For find_package, installs ember first.
-#   -DKIND=fetch_content|find_package -DEMBER_SOURCE=... -DEMBER_BUILD=... -DWORK=... -DMODEL=...
+# Builds and runs one consumer project the way the docs show it (tests/consumers/KIND), with
+# README's program (docs/snippets/readme.cpp) as its main.cpp.
+#   find_package:  installs this build (static libember) into a fresh prefix, builds the project
+#                  against it (Release), then builds main.cpp again with only `pkg-config
+#                  --static ember` (the prefix differs from the configure-time one: ember.pc must
+#                  be relocatable).
+#   fetch_content: the project pulls this checkout (FETCHCONTENT_SOURCE_DIR_EMBER) with no
+#                  CMAKE_BUILD_TYPE and BUILD_SHARED_LIBS=ON, compiles every documented snippet
+#                  with -Werror, and checks the compile commands: ember's sources optimised,
+#                  no OpenMP flag or private include directory on the consumer's files.
+# The program runs on MODEL when one is given and must print the reference continuation.
+#   -DKIND=... -DEMBER_SOURCE=... -DEMBER_BUILD=... -DWORK=... -DMODEL=@SHARED@/...
+#   -DSHARED_DEFAULT=... -DCXX=... [-DLAUNCHER=...]
+cmake_minimum_required(VERSION 3.25)
 # A missing model fails in CI; elsewhere the consumer is built and run without one.
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
 string(REPLACE "@SHARED@" "${EMBER_SHARED_RESOLVED}" MODEL "${MODEL}")
@@ -11,34 +23,95 @@ if(NOT EXISTS "${MODEL}")
   set(MODEL "")
 endif()
 file(REMOVE_RECURSE "${WORK}")
-set(extra_args "")
-if(KIND STREQUAL "find_package")
-  execute_process(COMMAND ${CMAKE_COMMAND} --install "${EMBER_BUILD}" --prefix "${WORK}/prefix"
-                  RESULT_VARIABLE rc OUTPUT_QUIET)
+file(MAKE_DIRECTORY "${WORK}/src")
+file(COPY_FILE "${EMBER_SOURCE}/tests/consumers/${KIND}/CMakeLists.txt" "${WORK}/src/CMakeLists.txt")
+file(COPY_FILE "${EMBER_SOURCE}/docs/snippets/readme.cpp" "${WORK}/src/main.cpp")
+set(expected "Once upon a time, there was a little girl")
+
+function(run_checked what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "cmake --install failed (${rc})")
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
   endif()
-  set(extra_args "-DCMAKE_PREFIX_PATH=${WORK}/prefix")
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+function(run_program exe)
+  if(NOT MODEL)
+    return()
+  endif()
+  run_checked("${exe}" "${exe}" "${MODEL}")
+  if(NOT out MATCHES "^${expected}")
+    message(FATAL_ERROR "unexpected output of ${exe}:\n${out}")
+  endif()
+  message(STATUS "${exe}: ${out}")
+endfunction()
+
+set(args -DEMBER_SOURCE=${EMBER_SOURCE} -DCMAKE_CXX_COMPILER=${CXX})
+if(LAUNCHER)
+  list(APPEND args -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
+if(KIND STREQUAL "find_package")
+  run_checked("cmake --install" ${CMAKE_COMMAND} --install "${EMBER_BUILD}" --prefix "${WORK}/prefix")
+  list(APPEND args -DCMAKE_PREFIX_PATH=${WORK}/prefix -DCMAKE_BUILD_TYPE=Release)
 else()
-  set(extra_args "-DEMBER_SOURCE=${EMBER_SOURCE}")
+  list(APPEND args -DFETCHCONTENT_SOURCE_DIR_EMBER=${EMBER_SOURCE} -DBUILD_SHARED_LIBS=ON
+                   -DEMBER_CHECK_SNIPPETS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S "${EMBER_SOURCE}/tests/consumers/${KIND}"
-                        -B "${WORK}/build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${extra_args}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "configure failed:\n${out}\n${err}")
+run_checked("configure" ${CMAKE_COMMAND} -S "${WORK}/src" -B "${WORK}/build" -G Ninja ${args})
+run_checked("build" ${CMAKE_COMMAND} --build "${WORK}/build" -j 2)
+run_program("${WORK}/build/app")
+
+if(KIND STREQUAL "find_package")
+  # pkg-config alone, from the installed (moved) prefix, with the consumer's strict flags.
+  file(GLOB_RECURSE pc_file "${WORK}/prefix/*/ember.pc")
+  get_filename_component(pc_dir "${pc_file}" DIRECTORY)
+  run_checked("pkg-config" ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir}
+              pkg-config --cflags --libs --static ember)
+  string(STRIP "${out}" pc_flags)
+  string(FIND "${pc_flags}" "-I${WORK}/prefix/" at_prefix)
+  string(FIND "${pc_flags}" "-std=c++20" at_std)
+  if(at_prefix LESS 0 OR at_std LESS 0)
+    message(FATAL_ERROR "ember.pc does not point into the prefix it was installed to, or lacks "
+                        "-std=c++20: ${pc_flags}")
+  endif()
+  separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+  run_checked("compiling with pkg-config flags" ${CXX} -Wall -Wextra -Wpedantic -Werror
+              "${WORK}/src/main.cpp" -o "${WORK}/app-pkg-config" ${pc_flags})
+  run_program("${WORK}/app-pkg-config")
+  return()
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build "${WORK}/build" -j 2
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "build failed:\n${out}\n${err}")
+
+# fetch_content: what the consumer's build actually compiled.
+file(READ "${WORK}/build/compile_commands.json" commands)
+string(JSON n LENGTH "${commands}")
+math(EXPR last "${n} - 1")
+set(n_ember 0)
+set(n_consumer 0)
+foreach(i RANGE ${last})
+  string(JSON file GET "${commands}" ${i} file)
+  string(JSON command GET "${commands}" ${i} command)
+  string(FIND "${file}" "${EMBER_SOURCE}/src/" in_ember)
+  if(in_ember EQUAL 0)
+    # The last -O flag wins: ember's own sources must be optimised without a build type.
+    string(REGEX MATCHALL " -O[0-9a-z]*" levels "${command}")
+    list(POP_BACK levels level)
+    if(NOT level MATCHES "^ -O[23]$")
+      message(FATAL_ERROR "${file} is compiled without -O2/-O3 (last: '${level}'):\n${command}")
+    endif()
+    math(EXPR n_ember "${n_ember} + 1")
+  else()
+    foreach(leak -fopenmp eigen3 sentencepiece xsimd "${EMBER_SOURCE}/src")
+      string(FIND "${command}" "${leak}" at)
+      if(at GREATER_EQUAL 0)
+        message(FATAL_ERROR "ember's private '${leak}' reached the consumer's ${file}:\n${command}")
+      endif()
+    endforeach()
+    math(EXPR n_consumer "${n_consumer} + 1")
+  endif()
+endforeach()
+if(n_ember EQUAL 0 OR n_consumer LESS 3)
+  message(FATAL_ERROR "compile_commands.json has ${n_ember} ember and ${n_consumer} consumer files")
 endif()
-execute_process(COMMAND "${WORK}/build/consumer" ${MODEL}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "consumer failed (${rc}):\n${out}\n${err}")
-endif()
-if(MODEL AND NOT out MATCHES "Once upon a time, there was a little girl")
-  message(FATAL_ERROR "unexpected consumer output:\n${out}")
-endif()
-message(STATUS "${KIND} consumer:\n${out}")
+message(STATUS "${n_ember} ember sources optimised; ${n_consumer} consumer files (snippets "
+               "included) compiled with -Werror and no ember-private flags")
