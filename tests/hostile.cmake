@@ -6,7 +6,7 @@ if(NOT EMBER_BUILD_TOOLS OR NOT EMBER_BUILD_EXAMPLES)
 endif()
 file(GLOB EMBER_HOSTILE_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/hostile/*.cpp")
 add_executable(test_cli_hostile ${EMBER_HOSTILE_SOURCES} $<TARGET_OBJECTS:ember_test_main>)
-target_link_libraries(test_cli_hostile PRIVATE ember::ember Catch2::Catch2)
+target_link_libraries(test_cli_hostile PRIVATE ember_internal Catch2::Catch2)
 target_include_directories(test_cli_hostile PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(test_cli_hostile PRIVATE
   EMBER_DEFAULT_SHARED_DIR="${EMBER_SHARED_DIR}"

@@ -6,7 +6,7 @@ endif()
 
 file(GLOB EMBER_TOOLS_TEST_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/tools/*.cpp")
 add_executable(test_tools ${EMBER_TOOLS_TEST_SOURCES} $<TARGET_OBJECTS:ember_test_main>)
-target_link_libraries(test_tools PRIVATE ember_tools_common ember::ember Catch2::Catch2)
+target_link_libraries(test_tools PRIVATE ember_tools_common Catch2::Catch2)
 target_include_directories(test_tools PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tools
                                               ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(test_tools PRIVATE

@@ -237,7 +237,7 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
     const ember::Model model = ember::Model::load(path, mo);
     const ember::ModelInfo& info = model.info();
     std::int64_t matrix_bytes = 0, matrix_params = 0;
-    for (const auto* w : model.impl()->weights.matrices()) {
+    for (const auto* w : ember::detail::ModelAccess::impl(model)->weights.matrices()) {
         matrix_bytes += static_cast<std::int64_t>(w->bytes());
         matrix_params += w->n_rows() * w->n_cols();
     }

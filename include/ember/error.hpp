@@ -12,11 +12,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "ember/export.h"
+
 namespace ember {
 
 /// The single exception type ember throws. `what()` is a complete one-line message of printable
 /// UTF-8: bytes it quotes from files (metadata, token text) are escaped as \xNN (ember/text.hpp).
-class Error : public std::runtime_error {
+class EMBER_API Error : public std::runtime_error {
 public:
     explicit Error(const std::string& message) : std::runtime_error(message) {}
 };

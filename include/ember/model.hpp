@@ -10,12 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "ember/export.h"
 #include "ember/types.hpp"
 
 namespace ember {
 
 namespace detail {
 struct ModelImpl;
+struct ModelAccess;
 }
 
 /// One message of a conversation, for Model::apply_chat_template.
@@ -24,7 +26,7 @@ struct ChatMessage {
     std::string content{};
 };
 
-class Model {
+class EMBER_API Model {
 public:
     /// Loads a GGUF file (memory-mapped; weights are not copied unless a kernel repacks them).
     /// Throws ember::Error naming the file, key or tensor and byte offset when the file is
@@ -70,11 +72,9 @@ public:
                                     bool add_generation_prompt,
                                     std::string_view template_override = {}) const;
 
-    /// Internal: the shared implementation (used by Session).
-    const std::shared_ptr<const detail::ModelImpl>& impl() const noexcept { return impl_; }
-
 private:
-    explicit Model(std::shared_ptr<const detail::ModelImpl> impl);
+    friend struct detail::ModelAccess;  // the library's own access to the loaded model
+    EMBER_HIDDEN explicit Model(std::shared_ptr<const detail::ModelImpl> impl);
     std::shared_ptr<const detail::ModelImpl> impl_;
 };
 

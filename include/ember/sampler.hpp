@@ -49,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/export.h"
 #include "ember/types.hpp"
 
 namespace ember {
@@ -110,7 +111,7 @@ struct SpeculativeSample {
     bool accepted = false;  ///< token is the drafted token (else a replacement for it).
 };
 
-class Sampler {
+class EMBER_API Sampler {
 public:
     /// A greedy sampler (temperature 0).
     Sampler();
@@ -194,7 +195,7 @@ public:
     const SamplerOptions& options() const noexcept;
 
 private:
-    struct Impl;
+    struct EMBER_HIDDEN Impl;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "ember/error.hpp"
+#include "ember/export.h"
 #include "ember/model.hpp"
 #include "ember/types.hpp"
 
@@ -163,7 +164,7 @@ struct GenerateResult {
     bool last_token_pending = false;
 };
 
-class Session {
+class EMBER_API Session {
 public:
     /// Creates a session and allocates its KV cache and scratch buffers (the only allocation:
     /// prefill and decode allocate nothing). Throws ember::Error for invalid options.
@@ -290,10 +291,10 @@ public:
 
 private:
     friend struct detail::SessionAccess;
-    struct Impl;
-    explicit Session(std::unique_ptr<Impl> impl);
-    void restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler, std::string* user_data,
-                      const std::string& name);
+    struct EMBER_HIDDEN Impl;
+    EMBER_HIDDEN explicit Session(std::unique_ptr<Impl> impl);
+    EMBER_HIDDEN void restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler, std::string* user_data,
+                                   const std::string& name);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chat/chat_template.hpp"
+#include "ember/model.hpp"
 #include "ember/types.hpp"
 #include "gguf/gguf_file.hpp"
 #include "grammar/token_trie.hpp"
@@ -56,6 +57,12 @@ private:
     mutable std::uint64_t fingerprint_ = 0;
     mutable std::once_flag grammar_vocab_once_;
     mutable std::shared_ptr<const grammar::TokenTrie> grammar_vocab_;
+};
+
+/// The library's access to a Model's implementation (Model befriends it; its definition is
+/// internal, so applications cannot use it).
+struct ModelAccess {
+    static const std::shared_ptr<const ModelImpl>& impl(const Model& m) noexcept { return m.impl_; }
 };
 
 }  // namespace ember::detail

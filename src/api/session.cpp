@@ -40,7 +40,7 @@ SessionBytes session_bytes(const model::ModelConfig& c, int n_ctx, int n_batch, 
 
 }  // namespace
 
-Session::Impl::Impl(const Model& m, SessionOptions o) : model(m), model_impl(m.impl()), options(o) {
+Session::Impl::Impl(const Model& m, SessionOptions o) : model(m), model_impl(detail::ModelAccess::impl(m)), options(o) {
     const auto& c = model_impl->config;
     if (o.context < 0) fail("SessionOptions::context must be >= 0, got " + std::to_string(o.context));
     if (o.threads < 0) fail("SessionOptions::threads must be >= 0, got " + std::to_string(o.threads));

@@ -201,7 +201,7 @@ TEST_CASE("context shift: prefill that needs shifts; too long prompts throw befo
 TEST_CASE("context shift on the cache: layer-0 keys equal a fresh pass at the new positions", "[shift]") {
     EMBER_REQUIRE_SHARED(session_test::kModel);
     const auto& model = stories();
-    const auto& impl = *model.impl();
+    const auto& impl = *ember::detail::ModelAccess::impl(model);
     const auto& c = impl.config;
     // 64 tokens: a prompt and its greedy continuation.
     Session s(model, session_test::sopts(64));
