@@ -17,3 +17,20 @@ std::string chat_example(const ember::Model& model) {
     // [snippet:chat]
     return prompt + std::to_string(ids.size());
 }
+
+std::string chat_tools_example(const ember::Model& model) {
+    // [snippet:tools]
+    ember::ChatTemplateOptions options;
+    options.tools = R"([{"type": "function", "function": {"name": "get_weather",
+        "description": "Current weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])";
+    options.variables = R"({"enable_thinking": false})";  // any further template variable
+    std::vector<ember::ChatMessage> messages = {
+        {.role = "user", .content = "Weather in Paris?"},
+        {.role = "assistant", .tool_calls = {{.id = "call_1", .name = "get_weather", .arguments = R"({"city": "Paris"})"}}},
+        {.role = "tool", .content = R"({"temperature": 18})", .tool_call_id = "call_1", .name = "get_weather"},
+    };
+    std::string prompt = model.apply_chat_template(messages, options);  // ends with the assistant's turn
+    // [snippet:tools]
+    return prompt;
+}

@@ -111,6 +111,29 @@ struct SpeculativeSample {
     bool accepted = false;  ///< token is the drafted token (else a replacement for it).
 };
 
+/// A token and its log-probability.
+struct TokenLogprob {
+    Token token = -1;
+    float logprob = 0.0f;  ///< Natural log of the token's probability (<= 0; -INFINITY when banned).
+};
+
+/// A chosen token's log-probability and the most likely tokens at its position: what OpenAI's
+/// `logprobs.content[i]` reports (`logprob`, `top_logprobs`).
+struct TokenLogprobs {
+    Token token = -1;
+    float logprob = 0.0f;
+    std::vector<TokenLogprob> top{};  ///< Most likely first; equal ones in token order.
+};
+
+/// Log-probabilities of the model's own distribution: the natural-log softmax of the raw
+/// `logits`, before any sampler stage (penalties, logit bias, temperature, top-k/p, min-p), which
+/// is what OpenAI's API and vLLM report by default. (The distribution a token was actually drawn
+/// from, after the stages, is Sampler::last() and Sampler::candidates().) Returns the log-
+/// probability of `token` and the `top_n` most likely tokens (fewer when the vocabulary is
+/// smaller). Throws ember::Error for empty logits, a NaN or +INFINITY logit, all logits
+/// -INFINITY, `token` outside [0, logits.size()) or `top_n` < 0.
+EMBER_API TokenLogprobs logprobs(std::span<const float> logits, Token token, int top_n = 0);
+
 class EMBER_API Sampler {
 public:
     /// A greedy sampler (temperature 0).

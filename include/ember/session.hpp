@@ -28,6 +28,7 @@
 #include "ember/error.hpp"
 #include "ember/export.h"
 #include "ember/model.hpp"
+#include "ember/sampler.hpp"
 #include "ember/types.hpp"
 
 namespace ember {
@@ -86,6 +87,10 @@ struct Metrics {
                    ? static_cast<double>(accepted_tokens) / static_cast<double>(speculative_steps)
                    : 0.0;
     }
+    /// The same for the latest prefill() that completed (e.g. each turn of a chat), and its tokens.
+    double last_ttft_seconds = 0.0;
+    std::int64_t last_prompt_tokens = 0;
+    std::int64_t prefills = 0;          ///< prefill() calls that completed.
     double prefill_tokens_per_second() const noexcept {
         return prefill_seconds > 0 ? static_cast<double>(prompt_tokens) / prefill_seconds : 0.0;
     }
@@ -133,7 +138,8 @@ struct GenerateOptions {
     /// Called for every generated token with the text it releases (UTF-8 complete characters
     /// only; may be empty while text is held back). Return false to stop (StopReason::cancelled,
     /// Status::ok). When generation ends for another reason than a stop string with text still
-    /// held back, a last call with token kNoToken delivers it.
+    /// held back, a last call with token kNoToken delivers it. During the call, Session::logits()
+    /// are still those the token was sampled from (e.g. for ember::logprobs while streaming).
     std::function<bool(Token token, std::string_view text)> on_token{};
     /// Speculative decoding (ember/speculative.hpp): a proposer guesses tokens and each step
     /// checks them in one forward pass. The tokens come out the same as without it (greedy:
@@ -142,6 +148,13 @@ struct GenerateOptions {
     /// does the context shift, so that behaves as without speculation). The Speculator must be
     /// made for this session's model (else ember::Error). nullptr: plain decoding.
     Speculator* speculative = nullptr;
+
+    /// Report the log-probability of every generated token in GenerateResult::logprobs (OpenAI's
+    /// `logprobs`): the model's raw distribution, before the sampler's stages (ember::logprobs).
+    bool logprobs = false;
+    /// With logprobs: also the this many most likely tokens at each position (OpenAI's
+    /// `top_logprobs`, 0 to 20 there; any count >= 0 here).
+    int top_logprobs = 0;
 };
 
 /// Most bytes of application data Session::save_state keeps with a state.
@@ -162,6 +175,8 @@ struct GenerateResult {
     /// True when the last token of `tokens` was emitted but its decode step was cancelled: the
     /// session does not hold it yet (logits() still predict it). decode() it to continue.
     bool last_token_pending = false;
+    /// With GenerateOptions::logprobs: one entry per token of `tokens`, in order.
+    std::vector<TokenLogprobs> logprobs{};
 };
 
 class EMBER_API Session {
@@ -251,6 +266,11 @@ public:
     /// Called between layers and chunks during prefill and decode (on the calling thread);
     /// return true to cancel the step. An empty function removes it.
     void set_cancel_callback(std::function<bool()> should_cancel);
+
+    /// Called during prefill() after each chunk (SessionOptions::batch tokens) with the tokens of
+    /// this prefill() done so far and their total, on the calling thread; the last call has
+    /// done == total. An empty function removes it.
+    void set_progress_callback(std::function<void(std::int64_t done, std::int64_t total)> on_progress);
 
     // ---- state --------------------------------------------------------------------------------
 

@@ -5,12 +5,15 @@
 #include <string>
 
 #include "ember/sampler.hpp"
+#include "runtime/fail.hpp"
 
 namespace ember::detail {
 
 Generation::Generation(const GenerateOptions& options, const tokenizer::Tokenizer& tokenizer,
                        tokenizer::StreamDecoder& stream)
-    : options_(options), tokenizer_(tokenizer), stream_(stream), stops_(options.stop) {}
+    : options_(options), tokenizer_(tokenizer), stream_(stream), stops_(options.stop) {
+    if (options.top_logprobs < 0) fail("GenerateOptions::top_logprobs must be >= 0");
+}
 
 int Generation::remaining() const noexcept {
     if (options_.max_tokens < 0) return INT_MAX;
@@ -22,8 +25,9 @@ bool Generation::emit_text(Token token, std::string_view text) {
     return options_.on_token ? options_.on_token(token, text) : true;
 }
 
-Generation::Emitted Generation::emit_token(Token token) {
+Generation::Emitted Generation::emit_token(Token token, std::span<const float> logits) {
     result_.tokens.push_back(token);
+    if (options_.logprobs) result_.logprobs.push_back(ember::logprobs(logits, token, options_.top_logprobs));
     const std::string piece = stream_.push(token);
     const StopStrings::Step stop = stops_.push(piece);
     std::string_view out = stop.released;
@@ -45,14 +49,14 @@ Generation::Step Generation::next(Sampler& sampler, std::span<const float> logit
         return step;
     }
     step.token = token;
-    const Emitted e = emit_token(token);
+    const Emitted e = emit_token(token, logits);
     step.stop_found = e.stop_found;
     step.go_on = e.go_on;
     return step;
 }
 
-std::optional<StopReason> Generation::emit(Token token) {
-    const Emitted e = emit_token(token);
+std::optional<StopReason> Generation::emit(Token token, std::span<const float> logits) {
+    const Emitted e = emit_token(token, logits);
     if (e.stop_found) return StopReason::stop_string;
     if (!e.go_on) return StopReason::cancelled;
     if (at_limit()) return StopReason::max_tokens;

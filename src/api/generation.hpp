@@ -15,7 +15,8 @@ namespace ember::detail {
 
 class Generation {
 public:
-    /// `options` and `stream` must outlive the Generation.
+    /// `options` and `stream` must outlive the Generation. Throws ember::Error for a negative
+    /// GenerateOptions::top_logprobs.
     Generation(const GenerateOptions& options, const tokenizer::Tokenizer& tokenizer,
                tokenizer::StreamDecoder& stream);
 
@@ -34,11 +35,11 @@ public:
     /// the sampler and of on_token.
     Step next(Sampler& sampler, std::span<const float> logits);
 
-    /// Emits a token chosen elsewhere (speculative decoding) that the session keeps: its text
-    /// goes through the stream and the stop strings to on_token. Returns why generation ends
+    /// Emits a token chosen elsewhere (speculative decoding) from `logits` that the session
+    /// keeps: its text goes through the stream and the stop strings to on_token. Returns why generation ends
     /// after this token (stop_string, cancelled by on_token, max_tokens; in that order), or
     /// nothing.
-    std::optional<StopReason> emit(Token token);
+    std::optional<StopReason> emit(Token token, std::span<const float> logits);
 
     /// Ends the generation: records the reason and status, releases the text still held back
     /// unless a stop string ended it, on_token asked to stop or it failed, and hands over the
@@ -52,7 +53,7 @@ private:
         bool stop_found;
         bool go_on;
     };
-    Emitted emit_token(Token token);
+    Emitted emit_token(Token token, std::span<const float> logits);
     bool emit_text(Token token, std::string_view text);
 
     const GenerateOptions& options_;

@@ -9,6 +9,7 @@
 #include <map>
 #include <new>
 
+#include "api/chat_messages.hpp"
 #include "api/model_impl.hpp"
 #include "kernels/packed_isa.hpp"
 #include "runtime/fail.hpp"
@@ -155,16 +156,22 @@ const std::string& Model::chat_template() const noexcept { return impl_->chat_te
 std::string Model::apply_chat_template(const std::vector<ChatMessage>& messages,
                                        bool add_generation_prompt,
                                        std::string_view template_override) const {
+    ChatTemplateOptions options;
+    options.add_generation_prompt = add_generation_prompt;
+    options.template_override = std::string(template_override);
+    return apply_chat_template(messages, options);
+}
+
+std::string Model::apply_chat_template(const std::vector<ChatMessage>& messages,
+                                       const ChatTemplateOptions& options) const {
     const detail::ModelImpl& m = *impl_;
-    chat::ChatTemplateInput input;
-    for (const auto& msg : messages) input.messages.push_back(chat::make_message(msg.role, msg.content));
-    input.add_generation_prompt = add_generation_prompt;
+    chat::ChatTemplateInput input = detail::chat_template_input(messages, options);
     const auto special_text = [&](Token t) {
         return t >= 0 ? m.tokenizer->token_text(t) : std::string();
     };
     input.bos_token = special_text(m.tokenizer->bos());
     input.eos_token = special_text(m.tokenizer->eos());
-    if (!template_override.empty()) return chat::ChatTemplate(template_override).render(input);
+    if (!options.template_override.empty()) return chat::ChatTemplate(options.template_override).render(input);
     if (!m.parsed_template) fail(m.file.name() + ": tokenizer.chat_template: " + m.chat_template_error);
     try {
         return m.parsed_template->render(input);

@@ -214,11 +214,17 @@ Status Session::prefill(std::span<const Token> tokens) {
         status = s.run_chunk(tokens.data() + done, n);
         if (status != Status::ok) break;
         done += n;
+        if (s.progress) s.progress(done, n_total);
     }
     const double elapsed = seconds_since(t0);
     s.metrics.prompt_tokens += done;
     s.metrics.prefill_seconds += elapsed;
-    if (first && status == Status::ok) s.metrics.ttft_seconds = elapsed;
+    if (status == Status::ok) {
+        if (first) s.metrics.ttft_seconds = elapsed;
+        s.metrics.last_ttft_seconds = elapsed;
+        s.metrics.last_prompt_tokens = n_total;
+        s.metrics.prefills += 1;
+    }
     return status;
 }
 
@@ -304,6 +310,10 @@ std::string Session::flush_stream() { return impl_->stream->flush(); }
 
 void Session::set_cancel_callback(std::function<bool()> should_cancel) {
     impl_->cancel = std::move(should_cancel);
+}
+
+void Session::set_progress_callback(std::function<void(std::int64_t, std::int64_t)> on_progress) {
+    impl_->progress = std::move(on_progress);
 }
 
 void Session::reset() {

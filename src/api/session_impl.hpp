@@ -68,6 +68,7 @@ struct Session::Impl {
     bool has_logits = false;
     std::optional<tokenizer::StreamDecoder> stream;
     std::function<bool()> cancel;
+    std::function<void(std::int64_t, std::int64_t)> progress;
     Metrics metrics;
 };
 

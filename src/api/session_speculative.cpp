@@ -57,7 +57,7 @@ GenerateResult Session::Impl::generate_speculative(Session& self, Sampler& sampl
             if (cancel && cancel()) return gen.finish(StopReason::cancelled, Status::cancelled);
             p = sampler.sample(logits);
             if (is_eog(p)) return gen.finish(StopReason::eog, Status::ok);
-            if (const auto stop = gen.emit(p)) {
+            if (const auto stop = gen.emit(p, logits)) {
                 const Status status = self.decode(p);
                 if (status == Status::cancelled) return gen.finish(StopReason::cancelled, Status::cancelled, true);
                 return gen.finish(*stop, Status::ok);
@@ -117,10 +117,10 @@ GenerateResult Session::Impl::generate_speculative(Session& self, Sampler& sampl
             // While a token is emitted, logits() are those it was drawn from (as in plain decoding).
             std::copy(row.begin(), row.end(), logits.begin());
             if (v.accepted) {
-                stop = gen.emit(d);
+                stop = gen.emit(d, row);
                 keep += 1;
             } else {
-                stop = gen.emit(v.token);
+                stop = gen.emit(v.token, row);
                 pending = v.token;
             }
         }

@@ -14,6 +14,9 @@ struct BatchRow {
     std::int32_t pos = 0;   ///< Position in its sequence (0-based).
     std::int32_t seq = 0;   ///< Index into the caches passed to the forward pass.
     bool logits = false;    ///< Compute logits for this row.
+    /// Keep this row's final hidden state (after the output norm, before the output projection)
+    /// in ForwardScratch::hidden(), e.g. for embeddings.
+    bool hidden = false;
 };
 
 }  // namespace ember::model

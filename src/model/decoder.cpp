@@ -51,9 +51,11 @@ int matmul_threads(std::initializer_list<const kernels::WeightMatrix*> ws, std::
 }  // namespace
 
 ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std::int64_t n_batch,
-                               std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads)
+                               std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads,
+                               std::int64_t n_hidden_rows)
     : n_batch_(n_batch), n_ctx_(n_ctx), n_logit_rows_(n_logit_rows),
-      n_vocab_(w.output.n_rows()), n_threads_(std::max(n_threads, 1)) {
+      n_vocab_(w.output.n_rows()), n_hidden_rows_(n_hidden_rows), n_embd_(c.n_embd),
+      n_threads_(std::max(n_threads, 1)) {
     const std::int64_t wide = std::max(c.n_embd, c.n_embd_q());
     bool fused_qkv = false, fused_gate_up = false;
     for (const auto& l : w.layers) {
@@ -70,6 +72,7 @@ ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std:
     up_.resize(sz(n_batch * c.n_ff));
     rope_.resize(sz(n_batch * 2 * c.n_rot()));
     scores_.resize(sz(n_threads_ * (c.n_head / std::max<std::int64_t>(c.n_head_kv, 1)) * n_ctx));
+    hidden_.resize(sz(n_hidden_rows * c.n_embd));
     std::size_t mm = 0;
     for (const auto* m : w.matrices()) {
         if (m != &w.output) mm = std::max(mm, kernels::matmul_scratch_bytes(*m, n_batch));
@@ -88,15 +91,35 @@ void ForwardScratch::reserve_logit_rows(const ModelConfig& c, const ModelWeights
     matmul_.resize(std::max(matmul_.size(), kernels::matmul_scratch_bytes(w.output, n)));
 }
 
+std::int64_t ForwardScratch::estimate_bytes(const ModelConfig& c, std::int64_t n_vocab, std::int64_t n_batch,
+                                            std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads,
+                                            std::int64_t n_hidden_rows) {
+    // The constructor's buffers, in floats, with fused q/k/v and gate/up counted (either may be).
+    const std::int64_t wide = std::max(c.n_embd, c.n_embd_q());
+    const std::int64_t group = c.n_head / std::max<std::int64_t>(c.n_head_kv, 1);
+    const std::int64_t per_row = c.n_embd + 2 * wide + 2 * c.n_embd_kv() + (c.n_embd_q() + 2 * c.n_embd_kv()) +
+                                 3 * c.n_ff + 2 * c.n_rot();
+    const std::int64_t floats = n_batch * per_row + std::max(n_threads, 1) * group * n_ctx +
+                                n_logit_rows * (c.n_embd + n_vocab) + n_hidden_rows * c.n_embd;
+    // Kernel scratch (kernels::matmul_scratch_bytes): at most a float row of activations plus
+    // 1.25 bytes per value of packed int8 data, and alignment, per row.
+    const std::int64_t cols = std::max({c.n_embd, c.n_embd_q(), c.n_ff});
+    const std::int64_t rows = std::max(n_batch, n_logit_rows);
+    return floats * static_cast<std::int64_t>(sizeof(float)) + rows * (6 * cols + 128) + 256;
+}
+
 bool Decoder::run(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
                   ForwardScratch& s, int n_threads, const std::function<bool()>& cancel) const {
     const auto n = static_cast<std::int64_t>(rows.size());
     EMBER_ASSERT(n > 0 && n <= s.n_batch_);
     n_threads = std::clamp(n_threads, 1, s.n_threads_);
     const std::int64_t n_embd = c_.n_embd;
-    std::int64_t n_out = 0;
-    for (const auto& r : rows) n_out += r.logits ? 1 : 0;
-    EMBER_ASSERT(n_out <= s.n_logit_rows_);
+    std::int64_t n_out = 0, n_hidden = 0;
+    for (const auto& r : rows) {
+        n_out += r.logits ? 1 : 0;
+        n_hidden += r.hidden ? 1 : 0;
+    }
+    EMBER_ASSERT(n_out <= s.n_logit_rows_ && n_hidden <= s.n_hidden_rows_);
 
     embed(rows, caches, s);
     for (std::int64_t il = 0; il < c_.n_layer; ++il) {
@@ -106,8 +129,12 @@ bool Decoder::run(std::span<const BatchRow> rows, std::span<KvCache* const> cach
         ffn_block(l, n, s, n_threads);
     }
 
-    std::int64_t o = 0;
+    std::int64_t o = 0, h = 0;
     for (std::int64_t i = 0; i < n; ++i) {
+        if (rows[sz(i)].hidden) {
+            kernels::rmsnorm(&s.hidden_[sz(h++ * n_embd)], &s.x_[sz(i * n_embd)],
+                             w_.output_norm.data(), n_embd, c_.rms_eps);
+        }
         if (!rows[sz(i)].logits) continue;
         kernels::rmsnorm(&s.out_rows_[sz(o * n_embd)], &s.x_[sz(i * n_embd)],
                          w_.output_norm.data(), n_embd, c_.rms_eps);

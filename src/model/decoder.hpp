@@ -26,8 +26,17 @@ namespace ember::model {
 class ForwardScratch {
 public:
     ForwardScratch() = default;
+    /// `n_hidden_rows`: most rows of one run that ask for their hidden state (BatchRow::hidden).
     ForwardScratch(const ModelConfig& c, const ModelWeights& w, std::int64_t n_batch,
-                   std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads);
+                   std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads,
+                   std::int64_t n_hidden_rows = 0);
+
+    /// An upper bound of the bytes such a scratch allocates, from the configuration alone
+    /// (fused or separate projections, kernel scratch bounded for any weight type); for memory
+    /// estimates before loading.
+    static std::int64_t estimate_bytes(const ModelConfig& c, std::int64_t n_vocab, std::int64_t n_batch,
+                                       std::int64_t n_ctx, std::int64_t n_logit_rows, int n_threads,
+                                       std::int64_t n_hidden_rows = 0);
 
     std::int64_t n_batch() const noexcept { return n_batch_; }
     std::int64_t n_logit_rows() const noexcept { return n_logit_rows_; }
@@ -37,10 +46,14 @@ public:
     std::span<const float> logits(std::int64_t i) const noexcept {
         return {logits_.data() + i * n_vocab_, static_cast<std::size_t>(n_vocab_)};
     }
+    /// Final hidden states written by the last run: n_embd floats per row that asked for them.
+    std::span<const float> hidden(std::int64_t i) const noexcept {
+        return {hidden_.data() + i * n_embd_, static_cast<std::size_t>(n_embd_)};
+    }
 
 private:
     friend class Decoder;
-    std::int64_t n_batch_ = 0, n_ctx_ = 0, n_logit_rows_ = 0, n_vocab_ = 0;
+    std::int64_t n_batch_ = 0, n_ctx_ = 0, n_logit_rows_ = 0, n_vocab_ = 0, n_hidden_rows_ = 0, n_embd_ = 0;
     int n_threads_ = 1;
     std::vector<float> x_;       // [n_batch][n_embd] residual stream
     std::vector<float> xn_;      // [n_batch][max(n_embd, n_embd_q)] normed input / attention output
@@ -54,6 +67,7 @@ private:
     std::vector<float> scores_;  // [n_threads][n_head / n_head_kv][n_ctx] attention scores per worker
     std::vector<float> out_rows_;  // [n_logit_rows][n_embd] rows that want logits
     std::vector<float> logits_;  // [n_logit_rows][n_vocab]
+    std::vector<float> hidden_;  // [n_hidden_rows][n_embd] rows that want their hidden state
     std::vector<std::byte> matmul_;  // kernel scratch (quantized activations)
 };
 
@@ -61,11 +75,12 @@ class Decoder {
 public:
     Decoder(const ModelConfig& config, const ModelWeights& weights) : c_(config), w_(weights) {}
 
-    /// Runs the rows through the model, writing their keys and values into caches[row.seq]
-    /// and logits for rows with `logits` set (in row order) into the scratch. Rows must fit the
-    /// scratch and caches (checked by the caller); the rows of one sequence hold consecutive
-    /// positions. `cancel` is polled between layers; returns false if it asked to stop (the
-    /// caches then hold partial, ignorable entries).
+    /// Runs the rows through the model, writing their keys and values into caches[row.seq],
+    /// logits for rows with `logits` set and final hidden states for rows with `hidden` set
+    /// (each in row order) into the scratch. Rows must fit the scratch and caches (checked by
+    /// the caller); the rows of one sequence hold consecutive positions. `cancel` is polled
+    /// between layers; returns false if it asked to stop (the caches then hold partial,
+    /// ignorable entries).
     bool run(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
              ForwardScratch& s, int n_threads, const std::function<bool()>& cancel) const;
 

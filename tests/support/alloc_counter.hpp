@@ -11,9 +11,13 @@ namespace ember_test {
 
 inline std::atomic<bool> g_counting{false};
 inline std::atomic<long> g_allocations{0};
+inline std::atomic<long> g_allocated_bytes{0};  ///< Bytes requested while counting.
 
 inline void* counted_alloc(std::size_t n, std::size_t align = 0) {
-    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (g_counting.load(std::memory_order_relaxed)) {
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
+        g_allocated_bytes.fetch_add(static_cast<long>(n), std::memory_order_relaxed);
+    }
     if (n == 0) n = 1;
     void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
                                                 : std::malloc(n);
