@@ -9,7 +9,8 @@ if(NOT EMBER_SANITIZE AND NOT EMBER_TSAN)
              COMMAND ${CMAKE_COMMAND} -DKIND=${kind} -DEMBER_SOURCE=${PROJECT_SOURCE_DIR}
                      -DEMBER_BUILD=${PROJECT_BINARY_DIR} -DWORK=${PROJECT_BINARY_DIR}/consumer-${kind}
                      -DMODEL=${EMBER_CONSUMER_MODEL} -DSHARED_DEFAULT=${EMBER_SHARED_DIR}
-                     -DCXX=${CMAKE_CXX_COMPILER} -DLAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}
+                     -DCXX=${CMAKE_CXX_COMPILER} -DCC=${CMAKE_C_COMPILER}
+                     -DLAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}
                      -P ${CMAKE_CURRENT_SOURCE_DIR}/consumers/run_consumer.cmake)
     set_tests_properties(consumer_${kind} PROPERTIES LABELS "consumer;no-sanitizer" TIMEOUT 900)
   endforeach()

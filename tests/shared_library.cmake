@@ -18,3 +18,25 @@ endif()
 add_test(NAME exported_symbols
          COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:${EMBER_TEST_SHARED_TARGET}>
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_exported_symbols.cmake)
+
+# examples/python: a ctypes binding of the C API, run with the system's python3 (Debian's
+# /usr/bin/python3 where it exists; only the standard library is used).
+find_program(EMBER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(EMBER_PYTHON3 NAMES python3)
+set(EMBER_PYTHON_MODEL "${EMBER_SHARED_DIR}/models/stories260K.gguf")
+if(EMBER_PYTHON3 AND EXISTS "${EMBER_PYTHON_MODEL}")
+  set(example ${PROJECT_SOURCE_DIR}/examples/python/generate.py)
+  set(library --library $<TARGET_FILE:${EMBER_TEST_SHARED_TARGET}>)
+  add_test(NAME example_python
+           COMMAND ${EMBER_PYTHON3} ${example} ${library} "${EMBER_PYTHON_MODEL}" "Once upon a time" 24)
+  set_tests_properties(example_python PROPERTIES
+    PASS_REGULAR_EXPRESSION "^Once upon a time, there was a little girl named Lily. She loved to play")
+  add_test(NAME example_python_bad_model
+           COMMAND ${EMBER_PYTHON3} ${example} ${library} /nonexistent/model.gguf "x")
+  set_tests_properties(example_python_bad_model PROPERTIES
+    PASS_REGULAR_EXPRESSION "error: /nonexistent/model.gguf")
+  # python3 cannot load a sanitizer-instrumented library (the runtime must come first).
+  set_tests_properties(example_python example_python_bad_model PROPERTIES LABELS "python;no-sanitizer")
+else()
+  message(STATUS "ember: python3 or ${EMBER_PYTHON_MODEL} not found: Python example not run")
+endif()

@@ -31,7 +31,7 @@ if(errors)
   message(FATAL_ERROR "${LIB} exports internal symbols:\n  ${errors}")
 endif()
 foreach(expected "ember::Model::load(" "ember::Session::prefill(" "ember::Sampler::sample("
-                 "typeinfo for ember::Error")
+                 "typeinfo for ember::Error" "ember::logprobs(" "ember_model_load" "ember_session_generate")
   string(FIND "${dynamic}" "${expected}" at)
   if(at LESS 0)
     message(FATAL_ERROR "${LIB} does not export ${expected}")

@@ -9,8 +9,9 @@
 #                  with -Werror, and checks the compile commands: ember's sources optimised,
 #                  no OpenMP flag or private include directory on the consumer's files.
 # The program runs on MODEL when one is given and must print the reference continuation.
+#                  The C snippet (docs/snippets/c_api.c) is built the same way with ember-c.pc.
 #   -DKIND=... -DEMBER_SOURCE=... -DEMBER_BUILD=... -DWORK=... -DMODEL=@SHARED@/...
-#   -DSHARED_DEFAULT=... -DCXX=... [-DLAUNCHER=...]
+#   -DSHARED_DEFAULT=... -DCXX=... -DCC=... [-DLAUNCHER=...]
 cmake_minimum_required(VERSION 3.25)
 # A missing model fails in CI; elsewhere the consumer is built and run without one.
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
@@ -79,6 +80,14 @@ if(KIND STREQUAL "find_package")
   run_checked("compiling with pkg-config flags" ${CXX} -Wall -Wextra -Wpedantic -Werror
               "${WORK}/src/main.cpp" -o "${WORK}/app-pkg-config" ${pc_flags})
   run_program("${WORK}/app-pkg-config")
+  # A C program on ember.h with ember-c.pc, static libember.
+  run_checked("pkg-config ember-c" ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir}
+              pkg-config --cflags --libs --static ember-c)
+  string(STRIP "${out}" pc_c_flags)
+  separate_arguments(pc_c_flags UNIX_COMMAND "${pc_c_flags}")
+  run_checked("compiling C with pkg-config flags" ${CC} -std=c11 -Wall -Wextra -Wpedantic -Werror
+              "${EMBER_SOURCE}/docs/snippets/c_api.c" -o "${WORK}/app-c" ${pc_c_flags})
+  run_program("${WORK}/app-c")
   return()
 endif()
 
