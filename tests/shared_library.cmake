@@ -35,8 +35,14 @@ if(EMBER_PYTHON3 AND EXISTS "${EMBER_PYTHON_MODEL}")
            COMMAND ${EMBER_PYTHON3} ${example} ${library} /nonexistent/model.gguf "x")
   set_tests_properties(example_python_bad_model PROPERTIES
     PASS_REGULAR_EXPRESSION "error: /nonexistent/model.gguf")
+  # Every call of the binding, beyond what the example uses.
+  add_test(NAME python_binding
+           COMMAND ${EMBER_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_binding.py
+                   $<TARGET_FILE:${EMBER_TEST_SHARED_TARGET}> "${EMBER_PYTHON_MODEL}")
+  set_tests_properties(python_binding PROPERTIES PASS_REGULAR_EXPRESSION "binding ok")
   # python3 cannot load a sanitizer-instrumented library (the runtime must come first).
-  set_tests_properties(example_python example_python_bad_model PROPERTIES LABELS "python;no-sanitizer")
+  set_tests_properties(example_python example_python_bad_model python_binding PROPERTIES
+                       LABELS "python;no-sanitizer")
 else()
   message(STATUS "ember: python3 or ${EMBER_PYTHON_MODEL} not found: Python example not run")
 endif()

@@ -7,7 +7,8 @@
 #   fetch_content: the project pulls this checkout (FETCHCONTENT_SOURCE_DIR_EMBER) with no
 #                  CMAKE_BUILD_TYPE and BUILD_SHARED_LIBS=ON, compiles every documented snippet
 #                  with -Werror, and checks the compile commands: ember's sources optimised,
-#                  no OpenMP flag or private include directory on the consumer's files.
+#                  no OpenMP flag or private include directory on the consumer's files. Then
+#                  installs that shared libember and builds the find_package project against it.
 # The program runs on MODEL when one is given and must print the reference continuation.
 #                  The C snippet (docs/snippets/c_api.c) is built the same way with ember-c.pc.
 #   -DKIND=... -DEMBER_SOURCE=... -DEMBER_BUILD=... -DWORK=... -DMODEL=@SHARED@/...
@@ -57,7 +58,7 @@ if(KIND STREQUAL "find_package")
   list(APPEND args -DCMAKE_PREFIX_PATH=${WORK}/prefix -DCMAKE_BUILD_TYPE=Release)
 else()
   list(APPEND args -DFETCHCONTENT_SOURCE_DIR_EMBER=${EMBER_SOURCE} -DBUILD_SHARED_LIBS=ON
-                   -DEMBER_CHECK_SNIPPETS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+                   -DEMBER_CHECK_SNIPPETS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DEMBER_INSTALL=ON)
 endif()
 run_checked("configure" ${CMAKE_COMMAND} -S "${WORK}/src" -B "${WORK}/build" -G Ninja ${args})
 run_checked("build" ${CMAKE_COMMAND} --build "${WORK}/build" -j 2)
@@ -124,3 +125,13 @@ if(n_ember EQUAL 0 OR n_consumer LESS 3)
 endif()
 message(STATUS "${n_ember} ember sources optimised; ${n_consumer} consumer files (snippets "
                "included) compiled with -Werror and no ember-private flags")
+
+# The shared libember installed, and found again by the find_package project.
+run_checked("cmake --install (shared)" ${CMAKE_COMMAND} --install "${WORK}/build" --prefix "${WORK}/prefix")
+file(MAKE_DIRECTORY "${WORK}/fp")
+file(COPY_FILE "${EMBER_SOURCE}/tests/consumers/find_package/CMakeLists.txt" "${WORK}/fp/CMakeLists.txt")
+file(COPY_FILE "${EMBER_SOURCE}/docs/snippets/readme.cpp" "${WORK}/fp/main.cpp")
+run_checked("configure against the shared install" ${CMAKE_COMMAND} -S "${WORK}/fp" -B "${WORK}/fp/build" -G Ninja
+            -DCMAKE_PREFIX_PATH=${WORK}/prefix -DCMAKE_CXX_COMPILER=${CXX} -DEMBER_SOURCE=${EMBER_SOURCE})
+run_checked("build against the shared install" ${CMAKE_COMMAND} --build "${WORK}/fp/build")
+run_program("${WORK}/fp/build/app")
