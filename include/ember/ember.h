@@ -40,9 +40,17 @@
 extern "C" {
 #endif
 
+/* In C++ the enums get int as their fixed type, so that any int a C caller passes is a valid
+ * value to read (and an unknown one is rejected, not undefined behaviour). */
+#ifdef __cplusplus
+#define EMBER_ENUM_INT : int
+#else
+#define EMBER_ENUM_INT
+#endif
+
 /* ---- errors ------------------------------------------------------------------------------ */
 
-typedef enum ember_status {
+typedef enum ember_status EMBER_ENUM_INT {
     EMBER_OK = 0,
     /* Outcomes of a generation step (ember::Status); the session stays consistent. */
     EMBER_CONTEXT_FULL = 1,  /* no room left in the context; nothing was changed */
@@ -127,7 +135,7 @@ EMBER_API ember_status ember_token_to_piece(const ember_model* model, ember_toke
 /* ---- GGUF metadata ------------------------------------------------------------------------ */
 
 /* The kind of a metadata value (ember::MetadataType). */
-typedef enum ember_meta_type {
+typedef enum ember_meta_type EMBER_ENUM_INT {
     EMBER_META_ABSENT = 0,
     EMBER_META_INTEGER = 1,
     EMBER_META_FLOAT = 2,
@@ -175,7 +183,7 @@ typedef struct ember_session_options ember_session_options;
 EMBER_API ember_status ember_estimate_memory(const char* path, const ember_session_options* options,
                                              ember_memory_estimate* estimate);
 
-typedef enum ember_pooling { EMBER_POOLING_MEAN = 0, EMBER_POOLING_LAST = 1 } ember_pooling;
+typedef enum ember_pooling EMBER_ENUM_INT { EMBER_POOLING_MEAN = 0, EMBER_POOLING_LAST = 1 } ember_pooling;
 
 /* ember::EmbedOptions. */
 typedef struct ember_embed_options {
@@ -370,7 +378,7 @@ EMBER_API ember_status ember_logprobs(const float* logits, size_t n_logits, embe
 /* ---- generation --------------------------------------------------------------------------- */
 
 /* Why ember_session_generate stopped (ember::StopReason). */
-typedef enum ember_stop_reason {
+typedef enum ember_stop_reason EMBER_ENUM_INT {
     EMBER_STOP_EOG = 0,          /* an end-of-generation token was sampled */
     EMBER_STOP_STRING = 1,       /* the text reached a stop string */
     EMBER_STOP_MAX_TOKENS = 2,
