@@ -13,10 +13,11 @@ target_link_libraries(test_c_api PRIVATE ember::ember)
 set_target_properties(test_c_api PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
 target_compile_options(test_c_api PRIVATE ${EMBER_C_STRICT})
 
-set(EMBER_C_API_MODEL "${EMBER_SHARED_DIR}/models/stories260K.gguf")
-if(EXISTS "${EMBER_C_API_MODEL}")
-  add_test(NAME test_c_api COMMAND test_c_api "${EMBER_C_API_MODEL}" "${CMAKE_CURRENT_BINARY_DIR}")
-  set_tests_properties(test_c_api PROPERTIES LABELS "unit;c_api")
-else()
-  message(STATUS "ember: ${EMBER_C_API_MODEL} not found: test_c_api skipped")
-endif()
+# The model is resolved when the test runs (tests/cli/shared_data.cmake): missing shared data
+# fails in CI and skips elsewhere.
+add_test(NAME test_c_api
+         COMMAND ${CMAKE_COMMAND} -DSHARED_DEFAULT=${EMBER_SHARED_DIR} -DREQUIRE=@SHARED@/models/stories260K.gguf
+                 "-DCMD=$<TARGET_FILE:test_c_api>|@SHARED@/models/stories260K.gguf|${CMAKE_CURRENT_BINARY_DIR}"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_with_shared.cmake)
+set_tests_properties(test_c_api PROPERTIES LABELS "unit;c_api"
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")

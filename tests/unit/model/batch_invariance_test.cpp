@@ -33,7 +33,7 @@ std::vector<std::vector<int>> sequences(int n_seq) {
 }
 
 struct Runner {
-    explicit Runner(const ember::Model& model) : m(*model.impl()) {}
+    explicit Runner(const ember::Model& model) : m(*ember::detail::ModelAccess::impl(model)) {}
     const ember::detail::ModelImpl& m;
 
     /// Runs `rows` (row.seq indexes caches) in passes of at most `chunk` rows; returns the
