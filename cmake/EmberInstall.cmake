@@ -28,7 +28,7 @@ install(FILES ${PROJECT_BINARY_DIR}/ember-config.cmake
 
 # pkg-config: paths relative to the .pc file, so that `cmake --install --prefix X` (or moving
 # the prefix) keeps it valid. A static libember needs its dependencies at link time
-# (`pkg-config --static`): sentencepiece, PCRE2, libgomp, and the C++ runtime for C programs.
+# (`pkg-config --static`): sentencepiece, PCRE2, and the C++ runtime for C programs.
 set(EMBER_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 function(ember_pc_path out dir)
   if(IS_ABSOLUTE "${dir}")

@@ -10,7 +10,7 @@ else()
     LINKER_LANGUAGE CXX
     LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/shared)
   target_link_libraries(ember_shared_for_tests PRIVATE
-    PkgConfig::EMBER_SENTENCEPIECE PkgConfig::EMBER_PCRE2 OpenMP::OpenMP_CXX Threads::Threads)
+    PkgConfig::EMBER_SENTENCEPIECE PkgConfig::EMBER_PCRE2 Threads::Threads)
   set(EMBER_TEST_SHARED_TARGET ember_shared_for_tests)
 endif()
 

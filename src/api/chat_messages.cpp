@@ -21,19 +21,19 @@ json::Value message_json(const ChatMessage& msg) {
         json::Value calls = json::Value::array();
         for (const ToolCall& call : msg.tool_calls) {
             json::Value function = json::Value::object();
-            function.set("name", json::Value(call.name));
-            function.set("arguments", tool_arguments(call.arguments));
+            function["name"] = json::Value(call.name);
+            function["arguments"] = tool_arguments(call.arguments);
             json::Value c = json::Value::object();
-            if (!call.id.empty()) c.set("id", json::Value(call.id));
-            c.set("type", json::Value("function"));
-            c.set("function", std::move(function));
+            if (!call.id.empty()) c["id"] = json::Value(call.id);
+            c["type"] = json::Value("function");
+            c["function"] = std::move(function);
             calls.push_back(std::move(c));
         }
-        m.set("tool_calls", std::move(calls));
+        m["tool_calls"] = std::move(calls);
     }
-    if (!msg.tool_call_id.empty()) m.set("tool_call_id", json::Value(msg.tool_call_id));
-    if (!msg.name.empty()) m.set("name", json::Value(msg.name));
-    if (!msg.reasoning_content.empty()) m.set("reasoning_content", json::Value(msg.reasoning_content));
+    if (!msg.tool_call_id.empty()) m["tool_call_id"] = json::Value(msg.tool_call_id);
+    if (!msg.name.empty()) m["name"] = json::Value(msg.name);
+    if (!msg.reasoning_content.empty()) m["reasoning_content"] = json::Value(msg.reasoning_content);
     return m;
 }
 
@@ -59,7 +59,7 @@ chat::ChatTemplateInput chat_template_input(const std::vector<ChatMessage>& mess
     if (!options.tools.empty()) {
         json::Value tools = parse_option(options.tools, "tools");
         if (!tools.is_array()) fail("ChatTemplateOptions::tools must be a JSON array");
-        input.extra.set("tools", std::move(tools));
+        input.extra["tools"] = std::move(tools);
     }
     return input;
 }

@@ -44,7 +44,7 @@ RequestResult RequestHandle::wait() const {
 
 // ---- Engine -----------------------------------------------------------------------------------
 
-Engine::Impl::Impl(const Model& m, EngineOptions o) : model(m), model_impl(m.impl()), options(o) {
+Engine::Impl::Impl(const Model& m, EngineOptions o) : model(m), model_impl(detail::ModelAccess::impl(m)), options(o) {
     const auto& c = model_impl->config;
     if (o.max_sequences <= 0) fail("EngineOptions::max_sequences must be > 0, got " + std::to_string(o.max_sequences));
     if (o.context < 0) fail("EngineOptions::context must be >= 0, got " + std::to_string(o.context));

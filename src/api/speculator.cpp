@@ -37,8 +37,8 @@ void validate(const SpeculativeOptions& o) {
 
 std::unique_ptr<speculative::Proposer> make_proposer(const Model& target, const SpeculativeOptions& o) {
     if (o.draft == nullptr) return std::make_unique<speculative::LookupProposer>(o.lookup_ngram);
-    const auto& t = *target.impl();
-    const auto& d = *o.draft->impl();
+    const auto& t = *detail::ModelAccess::impl(target);
+    const auto& d = *detail::ModelAccess::impl(*o.draft);
     speculative::check_vocab_match(*d.tokenizer, *t.tokenizer, d.info.name, t.info.name);
     // Decode reads every weight once a pass: a draft pass costs the draft's share of the bytes.
     const double cost = t.info.weight_bytes > 0
@@ -50,7 +50,7 @@ std::unique_ptr<speculative::Proposer> make_proposer(const Model& target, const 
 }  // namespace
 
 Speculator::Impl::Impl(const Model& target_model, SpeculativeOptions o)
-    : target(target_model.impl()),
+    : target(detail::ModelAccess::impl(target_model)),
       options((validate(o), o)),
       proposer(make_proposer(target_model, o)),
       length(o.max_draft, o.adaptive, proposer->cost_per_token() + kRowCost) {

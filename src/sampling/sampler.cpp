@@ -107,7 +107,7 @@ std::unique_ptr<grammar::Matcher> make_matcher(const SamplerOptions& o, const Mo
     }
     const std::string text = o.grammar.empty() ? json_schema_to_grammar(o.json_schema) : o.grammar;
     auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(text));
-    return std::make_unique<grammar::Matcher>(std::move(g), model->impl()->grammar_vocab());
+    return std::make_unique<grammar::Matcher>(std::move(g), detail::ModelAccess::impl(*model)->grammar_vocab());
 }
 
 }  // namespace
