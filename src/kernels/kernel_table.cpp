@@ -44,7 +44,7 @@ void fill_scalar(IsaTable& t) {
     t.floats = EMBER_FLOATS(scalar);
     using T = TensorType;
     t[T::F32] = {T::F32, T::F32, quantize_act_f32, quantize_act_f32, dequantize_f32, scalar::vec_dot_f32};
-    t[T::F16] = {T::F16, T::F16, quantize_act_f16, quantize_act_f16, dequantize_f16, scalar::vec_dot_f16};
+    t[T::F16] = {T::F16, T::F32, quantize_act_f16, quantize_act_f32, dequantize_f16, scalar::vec_dot_f16};
     t[T::BF16] = {T::BF16, T::BF16, quantize_act_bf16, quantize_act_bf16, dequantize_bf16, scalar::vec_dot_bf16};
     t[T::Q4_0] = {T::Q4_0, T::Q8_0, quantize_as<BlockQ4_0, quantize_row_q4_0>, quantize_act_q8_0, dequantize_q4_0,
                   scalar::vec_dot_q4_0, nullptr, &kPackedQ4_0, scalar::packed_gemm_q4_0};
@@ -66,22 +66,21 @@ void fill_scalar(IsaTable& t) {
                   dequantize_as<BlockQ6K, dequantize_row_q6_k>, scalar::vec_dot_q6_k};
 }
 
-// The float row kernels (F32/F16/BF16 weights, conversions) of one ISA namespace.
-#define EMBER_SET_FLOAT_ROWS(t, ns)                                                              \
-    do {                                                                                         \
-        (t).floats = EMBER_FLOATS(ns);                                                           \
-        (t)[TensorType::F32].vec_dot = ns::vec_dot_f32;                                          \
-        (t)[TensorType::F16].vec_dot = ns::vec_dot_f16;                                          \
-        (t)[TensorType::F16].quantize_act = ns::quantize_act_f16;                                \
-        (t)[TensorType::F16].dequantize = ns::dequantize_f16;                                    \
-        (t)[TensorType::BF16].vec_dot = ns::vec_dot_bf16;                                        \
-        (t)[TensorType::BF16].quantize_act = ns::quantize_act_bf16;                              \
-        (t)[TensorType::BF16].dequantize = ns::dequantize_bf16;                                  \
-    } while (0)
 #define EMBER_SET_DOT_TILE(t, type, ns, name)                                                    \
     do {                                                                                         \
         (t)[TensorType::type].vec_dot = ns::vec_dot_##name;                                      \
         (t)[TensorType::type].tile = ns::tile_##name;                                            \
+    } while (0)
+// The float kernels of one ISA namespace: ops, F32/F16/BF16 weight rows and tiles, conversions.
+#define EMBER_SET_FLOAT_ROWS(t, ns)                                                              \
+    do {                                                                                         \
+        (t).floats = EMBER_FLOATS(ns);                                                           \
+        EMBER_SET_DOT_TILE(t, F32, ns, f32);                                                     \
+        EMBER_SET_DOT_TILE(t, F16, ns, f16);                                                     \
+        EMBER_SET_DOT_TILE(t, BF16, ns, bf16);                                                   \
+        (t)[TensorType::F16].dequantize = ns::dequantize_f16;                                    \
+        (t)[TensorType::BF16].quantize_act = ns::quantize_act_bf16;                              \
+        (t)[TensorType::BF16].dequantize = ns::dequantize_bf16;                                  \
     } while (0)
 #define EMBER_SET_LEGACY(t, ns)                                                                  \
     do {                                                                                         \
@@ -119,7 +118,7 @@ void fill_x86(Table& table) {
     EMBER_SET_FLOAT_ROWS(avx512, avx512);
     EMBER_SET_LEGACY(avx512, avx512);
     EMBER_SET_KQUANT(avx512, avx512);
-    if (cpu_features().avx512_bf16) avx512[TensorType::BF16].vec_dot = avx512::vec_dot_bf16_dp;
+    if (cpu_features().avx512_bf16) EMBER_SET_DOT_TILE(avx512, BF16, avx512, bf16_dp);  // vdpbf16ps
     for (TensorType q : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0}) {
         avx512[q].quantize_act = avx512::quantize_act_q8_0;
     }

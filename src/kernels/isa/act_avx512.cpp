@@ -1,6 +1,5 @@
-// AVX-512 kernels that xsimd cannot express: the bf16 pair dot product (AVX512_BF16 vdpbf16ps)
-// and the Q8_0/Q8_1 activation quantizers (vcvtps2dq rounding, vpmovsdb, vcvtps2ph), which give
-// exactly the scalar quantizers' bytes. Kernel code only.
+// AVX-512 kernels that xsimd cannot express: the Q8_0/Q8_1 activation quantizers (vcvtps2dq
+// rounding, vpmovsdb, vcvtps2ph), which give exactly the scalar quantizers' bytes. Kernel code only.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -9,29 +8,6 @@
 
 #include "kernels/isa/isa_kernels.hpp"
 #include "kernels/quant_blocks.hpp"
-
-namespace ember::kernels::avx512 {
-
-// AVX512_BF16: vdpbf16ps multiplies pairs of bf16 and accumulates in fp32.
-float vec_dot_bf16_dp(std::int64_t n, const void* wv, const void* av) {
-    const auto* x = static_cast<const std::uint16_t*>(wv);
-    const auto* y = static_cast<const std::uint16_t*>(av);
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
-    std::int64_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_dpbf16_ps(s0, (__m512bh)_mm512_loadu_si512(x + i), (__m512bh)_mm512_loadu_si512(y + i));
-        s1 = _mm512_dpbf16_ps(s1, (__m512bh)_mm512_loadu_si512(x + i + 32), (__m512bh)_mm512_loadu_si512(y + i + 32));
-    }
-    for (; i < n; i += 32) {
-        const std::int64_t left = n - i < 32 ? n - i : 32;
-        const __mmask32 m = left == 32 ? 0xffffffffu : static_cast<__mmask32>((1u << left) - 1u);
-        s0 = _mm512_dpbf16_ps(s0, (__m512bh)_mm512_maskz_loadu_epi16(m, x + i),
-                              (__m512bh)_mm512_maskz_loadu_epi16(m, y + i));
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
-}
-
-}  // namespace ember::kernels::avx512
 
 // Activation quantizers, bit-identical to the scalar ones (quants.cpp): amax by max of |x|,
 // d = amax / 127, q = round-half-even(x * (127 / amax)) by vcvtps2dq, d to fp16 by vcvtps2ph.

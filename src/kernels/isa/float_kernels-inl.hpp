@@ -52,57 +52,62 @@ inline void store_part(float* p, FB<A> v, std::int64_t left) {
 }
 
 // --- 16-bit floats: lanes widened to fp32 (bf16 by a shift, fp16 by the ISA's converter) ------
+/// One vector of 16-bit lanes at p through `widen` (which reads kLanes<A> of them); fewer than
+/// kLanes<A> left: through a zero-padded copy, so a tail sees the same arithmetic.
+template <class A, class Widen>
+inline FB<A> widen_16bit(const std::uint16_t* p, std::int64_t left, Widen widen) {
+    if (left >= kLanes<A>) return widen(p);
+    alignas(64) std::uint16_t h[kLanes<A>] = {};
+    __builtin_memcpy(h, p, static_cast<std::size_t>(left) * 2);
+    return widen(h);
+}
+
 template <class A>
 inline FB<A> widen_bf16(const std::uint16_t* p, std::int64_t left) {
-    alignas(64) std::uint32_t buf[kLanes<A>] = {};
-    const std::int64_t m = left < kLanes<A> ? left : kLanes<A>;
-    for (std::int64_t i = 0; i < m; ++i) buf[i] = static_cast<std::uint32_t>(p[i]) << 16;
-    return xsimd::bitwise_cast<FB<A>>(UB<A>::load_aligned(buf));
+    static_assert(kLanes<A> == 4 || kLanes<A> == 8 || kLanes<A> == 16, "no bf16 widening for this width");
+    return widen_16bit<A>(p, left, [](const std::uint16_t* src) -> FB<A> {
+#if defined(__AVX512F__)
+        if constexpr (kLanes<A> == 16) {
+            return _mm512_castsi512_ps(_mm512_slli_epi32(
+                _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src))), 16));
+        }
+#endif
+#if defined(__AVX2__)
+        if constexpr (kLanes<A> == 8) {
+            return _mm256_castsi256_ps(
+                _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src))), 16));
+        }
+#endif
+#if defined(__aarch64__)
+        if constexpr (kLanes<A> == 4) {
+            uint16x4_t raw;
+            __builtin_memcpy(&raw, src, 8);
+            return vreinterpretq_f32_u32(vshll_n_u16(raw, 16));
+        }
+#endif
+        return FB<A>(0.0f);
+    });
 }
 
 template <class A>
 inline FB<A> widen_fp16(const std::uint16_t* p, std::int64_t left) {
-    alignas(64) std::uint16_t h[kLanes<A>] = {};
-    const std::uint16_t* src = p;
-    if (left < kLanes<A>) {
-        __builtin_memcpy(h, p, static_cast<std::size_t>(left) * 2);
-        src = h;
-    }
-#if defined(__AVX512F__)
-    if constexpr (kLanes<A> == 16) return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
-#endif
-#if defined(__F16C__)
-    if constexpr (kLanes<A> == 8) return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
-#endif
-#if defined(__aarch64__)
-    if constexpr (kLanes<A> == 4) {
-        uint16x4_t raw;
-        __builtin_memcpy(&raw, src, 8);
-        return vcvt_f32_f16(vreinterpret_f16_u16(raw));
-    }
-#endif
     static_assert(kLanes<A> == 4 || kLanes<A> == 8 || kLanes<A> == 16, "no fp16 converter for this width");
-    return FB<A>(0.0f);
-}
-
-/// n fp32 to fp16, round to nearest even (the hardware converters match fp32_to_fp16 exactly).
-template <class A>
-inline void narrow_fp16(const float* x, std::uint16_t* y, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; i += kLanes<A>) {
-        const std::int64_t left = n - i;
-        alignas(64) std::uint16_t h[kLanes<A>];
-        const FB<A> v = load_part<A>(x + i, left);
+    return widen_16bit<A>(p, left, [](const std::uint16_t* src) -> FB<A> {
 #if defined(__AVX512F__)
-        if constexpr (kLanes<A> == 16) _mm256_store_si256(reinterpret_cast<__m256i*>(h), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        if constexpr (kLanes<A> == 16) return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
 #endif
 #if defined(__F16C__)
-        if constexpr (kLanes<A> == 8) _mm_store_si128(reinterpret_cast<__m128i*>(h), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        if constexpr (kLanes<A> == 8) return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
 #endif
 #if defined(__aarch64__)
-        if constexpr (kLanes<A> == 4) vst1_u16(h, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+        if constexpr (kLanes<A> == 4) {
+            uint16x4_t raw;
+            __builtin_memcpy(&raw, src, 8);
+            return vcvt_f32_f16(vreinterpret_f16_u16(raw));
+        }
 #endif
-        __builtin_memcpy(y + i, h, static_cast<std::size_t>(left < kLanes<A> ? left : kLanes<A>) * 2);
-    }
+        return FB<A>(0.0f);
+    });
 }
 
 /// n fp32 to bf16, round to nearest even, nan kept quiet (fp32_to_bf16).
@@ -128,35 +133,6 @@ inline void widen_fp16_row(const std::uint16_t* h, float* y, std::int64_t n) {
 template <class A>
 inline void widen_bf16_row(const std::uint16_t* h, float* y, std::int64_t n) {
     for (std::int64_t i = 0; i < n; i += kLanes<A>) store_part<A>(y + i, widen_bf16<A>(h + i, n - i), n - i);
-}
-
-// --- Dot products of float rows: two accumulators, fma, one horizontal sum ---------------------
-template <class A, class Load>
-inline float dot_rows(std::int64_t n, Load load) {
-    FB<A> s0(0.0f), s1(0.0f);
-    std::int64_t i = 0;
-    for (; i + 2 * kLanes<A> <= n; i += 2 * kLanes<A>) {
-        s0 = xsimd::fma(load(0, i, kLanes<A>), load(1, i, kLanes<A>), s0);
-        s1 = xsimd::fma(load(0, i + kLanes<A>, kLanes<A>), load(1, i + kLanes<A>, kLanes<A>), s1);
-    }
-    for (; i < n; i += kLanes<A>) s0 = xsimd::fma(load(0, i, n - i), load(1, i, n - i), s0);
-    return xsimd::hadd(s0 + s1);
-}
-
-template <class A>
-inline float dot_f32(std::int64_t n, const void* w, const void* a) {
-    const float* p[2] = {static_cast<const float*>(w), static_cast<const float*>(a)};
-    return dot_rows<A>(n, [&](int k, std::int64_t i, std::int64_t left) { return load_part<A>(p[k] + i, left); });
-}
-template <class A>
-inline float dot_f16(std::int64_t n, const void* w, const void* a) {
-    const std::uint16_t* p[2] = {static_cast<const std::uint16_t*>(w), static_cast<const std::uint16_t*>(a)};
-    return dot_rows<A>(n, [&](int k, std::int64_t i, std::int64_t left) { return widen_fp16<A>(p[k] + i, left); });
-}
-template <class A>
-inline float dot_bf16(std::int64_t n, const void* w, const void* a) {
-    const std::uint16_t* p[2] = {static_cast<const std::uint16_t*>(w), static_cast<const std::uint16_t*>(a)};
-    return dot_rows<A>(n, [&](int k, std::int64_t i, std::int64_t left) { return widen_bf16<A>(p[k] + i, left); });
 }
 
 // --- Normalization, activations, residuals ---------------------------------------------------
@@ -305,14 +281,9 @@ inline void attend(const float* q, std::int64_t n_q, std::int64_t hd, const floa
 }  // namespace
 }  // namespace ember::kernels
 
-/// Defines the float kernels of the enclosing ISA namespace for xsimd architecture `Arch`.
+/// Defines the float kernels of the enclosing ISA namespace for xsimd architecture `Arch` (the
+/// float-weight dot products and tiles: EMBER_FLOAT_GEMM_EXPORTS in float_gemm-inl.hpp).
 #define EMBER_FLOAT_EXPORTS(Arch)                                                                   \
-    float vec_dot_f32(std::int64_t n, const void* w, const void* a) { return dot_f32<Arch>(n, w, a); } \
-    float vec_dot_f16(std::int64_t n, const void* w, const void* a) { return dot_f16<Arch>(n, w, a); } \
-    float vec_dot_bf16(std::int64_t n, const void* w, const void* a) { return dot_bf16<Arch>(n, w, a); } \
-    void quantize_act_f16(const float* x, void* dst, std::int64_t n) {                              \
-        narrow_fp16<Arch>(x, static_cast<std::uint16_t*>(dst), n);                                  \
-    }                                                                                               \
     void quantize_act_bf16(const float* x, void* dst, std::int64_t n) {                             \
         narrow_bf16<Arch>(x, static_cast<std::uint16_t*>(dst), n);                                   \
     }                                                                                               \

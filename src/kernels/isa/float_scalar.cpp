@@ -35,10 +35,15 @@ float vec_dot_f32(std::int64_t n, const void* w, const void* a) {
     for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(load_at<float>(w, i) * load_at<float>(a, i));
     return static_cast<float>(sum);
 }
-float vec_dot_f16(std::int64_t n, const void* w, const void* a) { return dot_16bit(n, w, a, fp16_to_fp32); }
+float vec_dot_f16(std::int64_t n, const void* w, const void* a) {  // F32 activations
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        sum += static_cast<double>(fp16_to_fp32(load_at<std::uint16_t>(w, i)) * load_at<float>(a, i));
+    }
+    return static_cast<float>(sum);
+}
 float vec_dot_bf16(std::int64_t n, const void* w, const void* a) { return dot_16bit(n, w, a, bf16_to_fp32); }
 
-void quantize_act_f16(const float* x, void* dst, std::int64_t n) { ::ember::kernels::quantize_act_f16(x, dst, n); }
 void quantize_act_bf16(const float* x, void* dst, std::int64_t n) { ::ember::kernels::quantize_act_bf16(x, dst, n); }
 void dequantize_f16(const void* src, float* dst, std::int64_t n) { ::ember::kernels::dequantize_f16(src, dst, n); }
 void dequantize_bf16(const void* src, float* dst, std::int64_t n) { ::ember::kernels::dequantize_bf16(src, dst, n); }

@@ -7,9 +7,10 @@
 #include <cstdint>
 
 #define EMBER_DECLARE_VEC_DOT(name) float name(std::int64_t n, const void* w, const void* a);
-#define EMBER_DECLARE_TILE(name)                                                                 \
+#define EMBER_TILE_SIGNATURE(name)                                                               \
     void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,           \
-              const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy);
+              const void* a, std::size_t a_stride, std::int64_t n_a, float* y, std::int64_t ldy)
+#define EMBER_DECLARE_TILE(name) EMBER_TILE_SIGNATURE(name);
 #define EMBER_PACKED_GEMM_SIGNATURE(name)                                                        \
     void name(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups, \
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad,                 \
@@ -23,13 +24,13 @@
     EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_k) { gemm_q4k(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
 #define EMBER_DECLARE_QUANTIZE_ACT(name) void name(const float* x, void* dst, std::int64_t n);
 
-// Float rows (F32/F16/BF16 weights), 16-bit float conversions and the float ops of the forward
-// pass (semantics: kernels/float_ops.hpp and kernels/attention.hpp).
+// Float rows (F32/F16/BF16 weights; F16 against F32 activations, BF16 against BF16), 16-bit
+// float conversions and the float ops of the forward pass (semantics: kernels/float_ops.hpp and
+// kernels/attention.hpp).
 #define EMBER_DECLARE_FLOAT_KERNELS                                                              \
     EMBER_DECLARE_VEC_DOT(vec_dot_f32)                                                          \
     EMBER_DECLARE_VEC_DOT(vec_dot_f16)                                                          \
     EMBER_DECLARE_VEC_DOT(vec_dot_bf16)                                                         \
-    EMBER_DECLARE_QUANTIZE_ACT(quantize_act_f16)                                                \
     EMBER_DECLARE_QUANTIZE_ACT(quantize_act_bf16)                                               \
     void dequantize_f16(const void* src, float* dst, std::int64_t n);                           \
     void dequantize_bf16(const void* src, float* dst, std::int64_t n);                          \
@@ -41,6 +42,11 @@
               const float* cs, bool neox);                                                      \
     void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v, \
                 std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores);
+// Register-tiled float GEMM (kernels/isa/float_gemm-inl.hpp).
+#define EMBER_DECLARE_FLOAT_TILES                                                                \
+    EMBER_DECLARE_TILE(tile_f32)                                                                \
+    EMBER_DECLARE_TILE(tile_f16)                                                                \
+    EMBER_DECLARE_TILE(tile_bf16)
 // ggml's legacy 32-value blocks against Q8_0 / Q8_1 activations.
 #define EMBER_DECLARE_LEGACY_DOTS                                                                \
     EMBER_DECLARE_VEC_DOT(vec_dot_q4_0)                                                         \
@@ -78,6 +84,7 @@ EMBER_DECLARE_PACKED
 }  // namespace scalar
 namespace avx2 {  // AVX2 + FMA + F16C (Haswell): vpmaddubsw + vpmaddwd
 EMBER_DECLARE_FLOAT_KERNELS
+EMBER_DECLARE_FLOAT_TILES
 EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS
@@ -89,17 +96,20 @@ EMBER_DECLARE_KQUANT_TILES
 }  // namespace avx2_vnni
 namespace avx512 {  // AVX-512 F/BW/VL/DQ + VNNI: vpdpbusd on zmm
 EMBER_DECLARE_FLOAT_KERNELS
+EMBER_DECLARE_FLOAT_TILES
 EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
 EMBER_DECLARE_PACKED
-EMBER_DECLARE_VEC_DOT(vec_dot_bf16_dp)           // needs AVX512_BF16
+EMBER_DECLARE_VEC_DOT(vec_dot_bf16_dp)           // needs AVX512_BF16 (vdpbf16ps)
+EMBER_DECLARE_TILE(tile_bf16_dp)
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_0)    // identical bytes to the scalar quantizer
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_1)
 }  // namespace avx512
 namespace neon {  // ARMv8-A Advanced SIMD: smull + sadalp
 EMBER_DECLARE_FLOAT_KERNELS
+EMBER_DECLARE_FLOAT_TILES
 EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS

@@ -260,3 +260,39 @@ TEST_CASE("prepare and dequantize_row reject bad tensors with the tensor's name"
     info.n_bytes = 10;  // too small for 2 rows
     CHECK_THROWS_AS(WeightMatrix::prepare(info), ember::Error);
 }
+
+TEST_CASE("float tiles equal vec_dot bit for bit at every tile shape and row tail", "[matmul][tile]") {
+    // Every (weight row, activation row) result of a float tile is the same accumulator chain as
+    // vec_dot, whatever the tile shape: decode (1-2 tokens), full tiles and their edges, rows
+    // not a multiple of the vector width (zero-padded tails).
+    for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
+        const auto isas = kernel_test::isas_with_own(t, [](const TypeKernels& a, const TypeKernels& b) {
+            return a.vec_dot == b.vec_dot && a.tile == b.tile;
+        });
+        for (Isa isa : isas) {
+            const TypeKernels& k = *type_kernels(t, isa);
+            if (k.tile == nullptr) continue;  // scalar: matmul loops over vec_dot
+            for (std::int64_t n : {1, 7, 100, 161}) {
+                const std::int64_t n_w = 11, n_a = 15;
+                const Rows w = quantize_rows(t, random_floats(static_cast<std::size_t>(n_w * n), 41), n_w, n);
+                const Rows a = quantize_acts(k, random_floats(static_cast<std::size_t>(n_a * n), 42, 2.0f), n_a, n);
+                for (std::int64_t rows : {1, 5, 8, 11}) {
+                    for (std::int64_t toks : {1, 2, 3, 7, 15}) {
+                        INFO(std::string(isa_name(isa)) + " " + std::string(tensor_type_name(t)) + " n=" + std::to_string(n) +
+                             " rows=" + std::to_string(rows) + " tokens=" + std::to_string(toks));
+                        std::vector<float> y(static_cast<std::size_t>(toks * rows));
+                        k.tile(n, w.data(), w.stride, rows, a.data(), a.stride, toks, y.data(), rows);
+                        for (std::int64_t tk = 0; tk < toks; ++tk) {
+                            for (std::int64_t r = 0; r < rows; ++r) {
+                                const float want = k.vec_dot(n, w.data() + static_cast<std::size_t>(r) * w.stride,
+                                                             a.data() + static_cast<std::size_t>(tk) * a.stride);
+                                const float got = y[static_cast<std::size_t>(tk * rows + r)];
+                                REQUIRE(std::memcmp(&got, &want, sizeof got) == 0);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
