@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.hpp"
 #include "ember/ember.hpp"
 
 namespace {
@@ -24,10 +25,7 @@ double cpu_now() {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
+using ember::bench::median;
 
 }  // namespace
 

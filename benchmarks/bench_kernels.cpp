@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/quants.hpp"
@@ -53,10 +54,7 @@ double seconds_of(const WeightMatrix& w, const std::vector<float>& x, std::int64
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using ember::bench::median;
 
 }  // namespace
 

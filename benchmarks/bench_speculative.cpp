@@ -14,14 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.hpp"
 #include "ember/ember.hpp"
 
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
+using ember::bench::median;
 
 struct Mode {
     std::string name;
