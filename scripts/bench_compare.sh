@@ -38,7 +38,7 @@ trap 'rm -f "$samples"' EXIT
 # One run: appends "model<TAB>test<TAB>side<TAB>tokens/s" lines for the pp and tg tests.
 run_ember() {  # side build model
   "$2/bin/ember-bench" -m "$3" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o csv --no-limits 2>/dev/null |
-    awk -F, -v side="$1" -v m="$(basename "$3")" 'NR > 1 { print m "\t" $6 "\t" side "\t" $8 }' >>"$samples"
+    awk -F, -v side="$1" -v m="$(basename "$3")" 'NR > 1 && $6 ~ /^(pp|tg)/ { print m "\t" $6 "\t" side "\t" $8 }' >>"$samples"
 }
 run_llama() {  # model
   "$llama/llama-bench" -m "$1" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o csv 2>/dev/null |
