@@ -61,6 +61,20 @@ struct EngineOptions {
     int step_tokens = 512;
     /// Worker threads for the forward passes. 0: the model's ModelOptions::threads.
     int threads = 0;
+    /// Size of the KV cache pool all requests share, in tokens (each token: keys and values of
+    /// every layer). 0: room for every sequence to reach its full context (max_sequences x
+    /// context). Requests take pages of kv_block tokens as they grow. When the pool is full the
+    /// newest requests are paused and resume later by recomputing their cache (results do not
+    /// change); a request the pool cannot hold even alone ends with Status::cache_full.
+    std::int64_t kv_cache_tokens = 0;
+    /// Tokens per KV page (the unit of allocation and of prefix sharing). 1..4096.
+    int kv_block = 16;
+    /// How keys and values are stored (Q8_0 needs a head dimension that is a multiple of 32).
+    KvType kv_type = KvType::f32;
+    /// Keep the KV blocks of finished (and paused) requests for later prompts that start with
+    /// the same tokens: such a prompt shares them (copy-on-write where it diverges) and runs only
+    /// the rest. Least recently used blocks go first when pages run out.
+    bool prefix_cache = true;
 };
 
 /// What a request produced: the generated text and tokens as Session::generate reports them
@@ -69,6 +83,7 @@ struct RequestResult : GenerateResult {
     std::uint64_t id = 0;        ///< RequestHandle::id() of the request.
     std::string error;           ///< StopReason::error: what went wrong.
     int prompt_tokens = 0;       ///< Tokens of the prompt.
+    int cached_tokens = 0;       ///< Prompt tokens whose keys and values the prefix cache gave.
     double queue_seconds = 0.0;  ///< From submit() until the request's first forward pass.
     double ttft_seconds = 0.0;   ///< From submit() until its first token was sampled (0: none).
     double total_seconds = 0.0;  ///< From submit() until it ended.
@@ -120,8 +135,15 @@ struct EngineStats {
     std::int64_t prefilled_tokens = 0;  ///< Prompt tokens run.
     std::int64_t requests_done = 0;     ///< Requests that ended (any reason).
     int running = 0;                    ///< Requests holding a sequence now.
-    int queued = 0;                     ///< Requests waiting for a sequence.
+    int queued = 0;                     ///< Requests waiting for a sequence (or paused).
     double busy_seconds = 0.0;          ///< Wall time inside steps.
+    std::int64_t prefix_hits = 0;       ///< Admissions that shared cached prefix blocks.
+    std::int64_t prefix_hit_tokens = 0; ///< Tokens those admissions did not have to run.
+    std::int64_t preemptions = 0;       ///< Requests paused for want of KV pages.
+    std::int64_t kv_pages = 0;          ///< Pages in the pool (one layer x kv_block tokens each).
+    std::int64_t kv_pages_free = 0;     ///< Pages neither a request nor the prefix cache holds.
+    std::int64_t kv_pages_peak = 0;     ///< Most pages held at once (requests and prefix cache).
+    std::int64_t kv_bytes = 0;          ///< Bytes of the pool.
 };
 
 class Engine {

@@ -29,6 +29,7 @@ enum class Status {
     context_full,   ///< No room left in the session's context; nothing was changed.
     cancelled,      ///< The cancel callback asked to stop; the session is consistent.
     invalid_input,  ///< A token id outside the vocabulary, or an empty batch; nothing was changed.
+    cache_full,     ///< An Engine's KV cache pool cannot hold the request even alone.
 };
 
 /// A short name for a Status ("ok", "context_full", ...).
@@ -38,6 +39,7 @@ inline const char* to_string(Status s) noexcept {
         case Status::context_full: return "context_full";
         case Status::cancelled: return "cancelled";
         case Status::invalid_input: return "invalid_input";
+        case Status::cache_full: return "cache_full";
     }
     return "unknown";
 }

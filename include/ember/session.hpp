@@ -59,6 +59,9 @@ struct SessionOptions {
     /// Tokens at the start of the session that a context shift never drops (e.g. BOS and a
     /// system prompt). 0 <= n_keep < context, else the constructor throws ember::Error.
     int n_keep = 0;
+    /// How the KV cache stores keys and values (types.hpp). The constructor throws ember::Error
+    /// for Q8_0 when the model's head dimension is not a multiple of 32.
+    KvType kv_type = KvType::f32;
 };
 
 /// Timings of a session, from a monotonic clock (std::chrono::steady_clock).
@@ -108,7 +111,8 @@ enum class StopReason {
     eog,           ///< The sampler picked an end-of-generation token (Model::is_end_of_generation).
     stop_string,   ///< The text reached one of GenerateOptions::stop.
     max_tokens,    ///< GenerateOptions::max_tokens tokens were generated.
-    context_full,  ///< The context is full and SessionOptions::context_shift is off.
+    context_full,  ///< The context is full and SessionOptions::context_shift is off (Engine: or
+                   ///< its KV cache pool cannot hold the request even alone, Status::cache_full).
     cancelled,     ///< on_token returned false, or the cancel callback stopped a step.
     error,         ///< An Engine request failed (RequestResult::error); never from generate().
 };

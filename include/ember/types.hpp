@@ -14,6 +14,12 @@ using Token = std::int32_t;
 /// ember::Error, as does a count whose thread stacks do not fit under the address-space limit).
 inline constexpr int kMaxThreads = 1024;
 
+/// How a KV cache stores keys and values (SessionOptions::kv_type, EngineOptions::kv_type):
+/// 32-bit floats, 16-bit floats (half the memory), or Q8_0 (blocks of 32 int8 values with an
+/// fp16 scale, 34 bytes per 32 values: about a quarter; needs a head dimension that is a
+/// multiple of 32). Attention reads them as they are stored.
+enum class KvType { f32, f16, q8_0 };
+
 /// Options for Model::load.
 struct ModelOptions {
     /// Worker threads used by sessions that do not set their own, 0..kMaxThreads (0: all

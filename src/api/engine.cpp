@@ -1,15 +1,23 @@
-// ember::Engine: continuous batching. Submitting threads queue requests; the worker thread
-// admits them into free sequences between steps and runs one forward pass per step over every
-// generating sequence's next token plus chunks of waiting prompts (within step_tokens), then
-// samples each sequence whose logits came out, through the same detail::Generation as
-// Session::generate.
+// ember::Engine: continuous batching over a paged KV cache with a prefix cache.
+//
+// Submitting threads queue requests; the worker thread takes them into its waiting line and
+// admits them, oldest first, while sequences and KV pages last, sharing the KV blocks of the
+// longest cached prefix of their prompt. Every step runs one forward pass over every generating
+// sequence's next token plus chunks of waiting prompts (within step_tokens), then samples each
+// sequence whose logits came out, through the same detail::Generation as Session::generate.
+// When the pool runs out of pages, the newest running requests are paused (their blocks stay
+// in the prefix cache) and later resume by recomputing their cache: batch invariance makes the
+// recomputed keys and values, and so every result, bit-identical.
 #include "ember/engine.hpp"
 
 #include <algorithm>
 #include <exception>
+#include <new>
 
 #include "api/engine_impl.hpp"
+#include "model/kv_type.hpp"
 #include "runtime/fail.hpp"
+#include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
 
 namespace ember {
@@ -54,17 +62,43 @@ Engine::Impl::Impl(const Model& m, EngineOptions o) : model(m), model_impl(detai
              ") must be >= max_sequences (" + std::to_string(o.max_sequences) +
              "): every generating request decodes at every step");
     }
+    if (o.kv_block <= 0 || o.kv_block > 4096) {
+        fail("EngineOptions::kv_block must be in [1, 4096], got " + std::to_string(o.kv_block));
+    }
+    if (o.kv_cache_tokens < 0) fail("EngineOptions::kv_cache_tokens must be >= 0, got " + std::to_string(o.kv_cache_tokens));
     n_ctx = o.context > 0 ? o.context : static_cast<int>(std::min<std::int64_t>(c.n_ctx_train, 4096));
     n_threads = resolve_threads(o.threads > 0 ? o.threads : model_impl->options.threads);
+    // The pool: every layer's pages for kv_cache_tokens positions (default: every sequence at
+    // its full context), rounded up to whole blocks.
+    const std::int64_t tokens = o.kv_cache_tokens > 0 ? o.kv_cache_tokens
+                                                      : std::int64_t{o.max_sequences} * n_ctx;
+    const std::int64_t blocks = (tokens + o.kv_block - 1) / o.kv_block;
+    if (blocks > (std::int64_t{1} << 30) / std::max<std::int64_t>(c.n_layer, 1)) {
+        fail("EngineOptions::kv_cache_tokens of " + std::to_string(tokens) + " is too large");
+    }
+    model::KvPoolOptions po;
+    po.block = o.kv_block;
+    po.pages = blocks * c.n_layer;
+    po.type = o.kv_type;
+    po.prefix_cache = o.prefix_cache;
+    try {
+        // Pages are memory the system commits as they are first written: a pool sized for every
+        // sequence's full context costs what the requests use.
+        pool = std::make_unique<model::KvPool>(c, po);
+    } catch (const std::bad_alloc&) {
+        fail("the KV cache pool of " + std::to_string(blocks * o.kv_block) + " tokens (" +
+             format_bytes(2 * model::kv_row_bytes(o.kv_type, c.n_embd_kv(), c.head_dim) *
+                          static_cast<std::uint64_t>(blocks * o.kv_block) * static_cast<std::uint64_t>(c.n_layer)) +
+             "): out of memory; set EngineOptions::kv_cache_tokens");
+    }
     scratch = model::ForwardScratch(c, model_impl->weights, o.step_tokens, n_ctx, o.max_sequences, n_threads);
     rows.reserve(static_cast<std::size_t>(o.step_tokens));
-    caches.resize(static_cast<std::size_t>(o.max_sequences));
-    for (int i = o.max_sequences - 1; i >= 0; --i) free_caches.push_back(i);
-    for (auto& cache : caches) row_caches.push_back(&cache);
+    row_caches.reserve(static_cast<std::size_t>(o.step_tokens));
 }
 
 Engine::Engine(const Model& model, EngineOptions options)
     : impl_(std::make_unique<Impl>(model, options)) {
+    impl_->publish_stats();
     impl_->worker = std::thread([this] { impl_->work(); });
 }
 
@@ -99,8 +133,8 @@ RequestHandle Engine::submit(Request request) {
         if (e.stopping) fail("Engine::submit: the engine is shutting down");
         shared->id = e.next_id++;
         e.live.push_back(shared);
-        e.queue.push_back({shared, std::move(request), EngineClock::now()});
-        e.stats.queued = static_cast<int>(e.queue.size());
+        e.submitted.push_back({shared, std::move(request), EngineClock::now()});
+        e.stats.queued += 1;
     }
     e.wake.notify_one();
     return RequestHandle(std::move(shared));
@@ -129,178 +163,247 @@ int Engine::context() const noexcept { return impl_->n_ctx; }
 
 void Engine::Impl::work() {
     for (;;) {
-        {
+        if (running.empty() && waiting.empty()) {
             std::unique_lock lock(mutex);
-            if (running.empty()) wake.wait(lock, [&] { return stopping || !queue.empty(); });
-            if (!admit(lock)) break;
+            wake.wait(lock, [&] { return stopping || !submitted.empty(); });
         }
+        if (!admit()) break;
         if (!running.empty()) step();
     }
-    // Stopping: everything still queued or running ends as cancelled.
-    for (auto& r : running) {
-        if (!r->finished) finish(*r, StopReason::cancelled, Status::cancelled);
-    }
+    // Stopping: everything still submitted, waiting or running ends as cancelled.
+    for (auto& s : running) finish(*s, StopReason::cancelled, Status::cancelled);
     running.clear();
-    std::deque<Queued> left;
+    for (auto& s : waiting) finish(*s, StopReason::cancelled, Status::cancelled);
+    waiting.clear();
+    std::deque<Submitted> left;
     {
         std::lock_guard lock(mutex);
-        left.swap(queue);
+        left.swap(submitted);
     }
-    for (Queued& q : left) cancel_queued(q);
+    for (Submitted& q : left) cancel_submitted(q);
 }
 
-bool Engine::Impl::admit(std::unique_lock<std::mutex>& lock) {
-    if (stopping) return false;
-    std::vector<Queued> cancelled;
-    while (!queue.empty() && (!free_caches.empty() || queue.front().shared->cancel.load())) {
-        Queued q = std::move(queue.front());
-        queue.pop_front();
-        if (q.shared->cancel.load()) {
-            cancelled.push_back(std::move(q));
-            continue;
+bool Engine::Impl::admit() {
+    std::deque<Submitted> fresh;
+    {
+        std::lock_guard lock(mutex);
+        if (stopping) return false;
+        fresh.swap(submitted);
+    }
+    for (Submitted& q : fresh) {
+        auto s = std::make_unique<Sequence>();
+        s->shared = std::move(q.shared);
+        s->request = std::move(q.request);
+        s->submitted = q.submitted;
+        s->tokens = s->request.prompt;
+        s->tokens.reserve(static_cast<std::size_t>(n_ctx));
+        s->n_prompt = s->n_target = static_cast<int>(s->tokens.size());
+        s->stream.emplace(*model_impl->tokenizer, /*strip_leading_space=*/false);
+        s->generation.emplace(s->request.options, *model_impl->tokenizer, *s->stream);
+        waiting.push_back(std::move(s));
+    }
+    // Cancelled requests leave the line wherever they are.
+    for (auto& s : waiting) {
+        if (s->shared->cancel.load(std::memory_order_relaxed)) finish(*s, StopReason::cancelled, Status::cancelled);
+    }
+    std::erase_if(waiting, [](const std::unique_ptr<Sequence>& s) { return s->finished; });
+    // Oldest first while sequences and pages last; the first one always, when nothing runs.
+    while (running.size() < static_cast<std::size_t>(options.max_sequences) && !waiting.empty()) {
+        Sequence& s = *waiting.front();
+        s.cache = model::KvCache(*pool, n_ctx);
+        const std::span<const Token> target(s.tokens.data(), static_cast<std::size_t>(s.n_target));
+        const auto matched = static_cast<int>(pool->match(target, s.n_target - 1, s.cache));
+        // Room for its prompt, and a block per layer for each running request to grow into
+        // (else admitting it would only get it paused at the next block boundary).
+        const std::int64_t headroom = static_cast<std::int64_t>(running.size()) * model_impl->config.n_layer;
+        if (!running.empty() && s.cache.pages_needed(matched, s.n_target - 1) + headroom > pool->available_pages()) {
+            s.cache.clear();
+            break;
         }
-        auto r = std::make_unique<Running>();
-        r->shared = std::move(q.shared);
-        r->request = std::move(q.request);
-        r->submitted = q.submitted;
-        r->started = EngineClock::now();
-        r->cache = free_caches.back();
-        free_caches.pop_back();
-        caches[static_cast<std::size_t>(r->cache)].clear();  // a previous request's positions
-        r->tokens = r->request.prompt;
-        r->tokens.reserve(static_cast<std::size_t>(n_ctx));
-        r->n_prompt = static_cast<int>(r->tokens.size());
-        r->stream.emplace(*model_impl->tokenizer, /*strip_leading_space=*/false);
-        r->generation.emplace(r->request.options, *model_impl->tokenizer, *r->stream);
-        running.push_back(std::move(r));
+        s.n_past = matched;
+        if (matched > 0) {
+            prefix_hits += 1;
+            prefix_hit_tokens += matched;
+        }
+        if (!s.started_once) {
+            s.started_once = true;
+            s.started = EngineClock::now();
+            s.cached_tokens = matched;
+        }
+        s.admitted = ++admissions;
+        running.push_back(std::move(waiting.front()));
+        waiting.pop_front();
     }
-    stats.queued = static_cast<int>(queue.size());
-    stats.running = static_cast<int>(running.size());
-    if (!cancelled.empty()) {
-        lock.unlock();
-        for (Queued& q : cancelled) cancel_queued(q);
-        lock.lock();
-    }
+    publish_stats();
     return true;
 }
 
 void Engine::Impl::step() {
     const auto t0 = EngineClock::now();
-    // Cancelled requests leave before the pass.
-    for (auto& r : running) {
-        if (r->shared->cancel.load(std::memory_order_relaxed)) finish(*r, StopReason::cancelled, Status::cancelled);
+    for (auto& s : running) {
+        if (s->shared->cancel.load(std::memory_order_relaxed)) finish(*s, StopReason::cancelled, Status::cancelled);
     }
-    // Decode rows first (every generating sequence, one token each), then prompt chunks in
-    // arrival order while the budget lasts.
-    rows.clear();
+    std::erase_if(running, [](const std::unique_ptr<Sequence>& s) { return s->finished; });
+
+    // Decode rows first (every generating sequence, one token each), then prompt chunks, oldest
+    // first, while the budget lasts.
     struct Part {
-        Running* r;
-        int n;          // rows of this sequence in the pass
+        Sequence* s;
+        int first, n;   // positions [first, first + n)
         bool logits;    // its last row computes logits
     };
     std::vector<Part> parts;
     parts.reserve(running.size());
-    for (auto& r : running) {
-        if (r->finished || r->next < 0) continue;
-        rows.push_back({r->next, r->n_past, r->cache, true});
-        parts.push_back({r.get(), 1, true});
+    for (auto& s : running) {
+        if (s->next >= 0) parts.push_back({s.get(), s->n_past, 1, true});
     }
-    auto budget = static_cast<std::int64_t>(options.step_tokens) - static_cast<std::int64_t>(rows.size());
-    for (auto& r : running) {
+    auto budget = static_cast<std::int64_t>(options.step_tokens) - static_cast<std::int64_t>(parts.size());
+    for (auto& s : running) {
         if (budget <= 0) break;
-        if (r->finished || r->next >= 0) continue;
-        const int n = static_cast<int>(std::min<std::int64_t>(budget, r->n_prompt - r->n_past));
-        for (int i = 0; i < n; ++i) {
-            const int pos = r->n_past + i;
-            rows.push_back({r->tokens[static_cast<std::size_t>(pos)], pos, r->cache, false});
-        }
-        const bool last = r->n_past + n == r->n_prompt;
-        rows.back().logits = last;
-        parts.push_back({r.get(), n, last});
+        if (s->next >= 0 || s->n_past >= s->n_target) continue;
+        const int n = static_cast<int>(std::min<std::int64_t>(budget, s->n_target - s->n_past));
+        parts.push_back({s.get(), s->n_past, n, s->n_past + n == s->n_target});
         budget -= n;
     }
-    if (!rows.empty()) {
-        for (const Part& p : parts) {
-            auto& cache = caches[static_cast<std::size_t>(p.r->cache)];
-            if (cache.n_ctx() == 0) cache = model::KvCache(model_impl->config, n_ctx, options.step_tokens);
+    // Pages for every part; a full pool pauses the newest requests (maybe one planned here).
+    for (const Part& p : parts) {
+        if (p.s->admitted != 0) reserve(*p.s, p.first, p.first + p.n - 1);
+    }
+    kv_pages_peak = std::max(kv_pages_peak, pool->n_pages() - pool->free_pages());
+    rows.clear();
+    row_caches.clear();
+    for (const Part& p : parts) {
+        if (p.s->admitted == 0 || p.s->finished) continue;  // paused or failed meanwhile
+        const auto seq = static_cast<std::int32_t>(row_caches.size());
+        row_caches.push_back(&p.s->cache);
+        for (int i = 0; i < p.n; ++i) {
+            const int pos = p.first + i;
+            const Token t = p.s->next >= 0 ? p.s->next : p.s->tokens[static_cast<std::size_t>(pos)];
+            rows.push_back({t, pos, seq, p.logits && i == p.n - 1});
         }
+    }
+    if (!rows.empty()) {
         const std::function<bool()> cancel = [this] { return abort.load(std::memory_order_relaxed); };
         if (!model_impl->forward.run(rows, row_caches, scratch, n_threads, cancel)) return;  // stopping
 
         std::int64_t logit_row = 0, decoded = 0, prefilled = 0;
         for (const Part& p : parts) {
-            Running& r = *p.r;
-            if (r.next >= 0) {
-                r.tokens.push_back(r.next);
-                r.next = -1;
+            Sequence& s = *p.s;
+            if (s.admitted == 0 || s.finished) continue;
+            if (s.next >= 0) {
+                s.tokens.push_back(s.next);
+                s.next = -1;
                 decoded += 1;
             } else {
                 prefilled += p.n;
             }
-            r.n_past += p.n;
-            if (p.logits) advance(r, scratch.logits(logit_row++));
+            const int before = s.n_past;
+            s.n_past += p.n;
+            if (pool->prefix_cache() && s.n_past / options.kv_block > before / options.kv_block) cache_blocks(s, false);
+            if (p.logits) advance(s, scratch.logits(logit_row++));
         }
         std::lock_guard lock(mutex);
         stats.steps += 1;
         stats.decoded_tokens += decoded;
         stats.prefilled_tokens += prefilled;
     }
-    // Finished sequences give back their caches.
-    std::erase_if(running, [&](const std::unique_ptr<Running>& r) {
-        if (r->finished) free_caches.push_back(r->cache);
-        return r->finished;
-    });
-    std::lock_guard lock(mutex);
-    stats.running = static_cast<int>(running.size());
-    stats.busy_seconds += seconds_between(t0, EngineClock::now());
-}
-
-void Engine::Impl::advance(Running& r, std::span<const float> logits) {
-    detail::Generation& gen = *r.generation;
-    if (gen.at_limit()) return finish(r, StopReason::max_tokens, Status::ok);
-    if (r.n_past >= n_ctx) return finish(r, StopReason::context_full, Status::context_full);
-    if (r.shared->cancel.load(std::memory_order_relaxed)) return finish(r, StopReason::cancelled, Status::cancelled);
-    detail::Generation::Step s;
-    try {
-        s = gen.next(r.request.sampler, logits);
-    } catch (const std::exception& ex) {
-        return finish(r, StopReason::error, Status::ok, ex.what());
-    } catch (...) {
-        return finish(r, StopReason::error, Status::ok, "unknown exception");
+    std::erase_if(running, [](const std::unique_ptr<Sequence>& s) { return s->finished; });
+    {
+        std::lock_guard lock(mutex);
+        stats.busy_seconds += seconds_between(t0, EngineClock::now());
     }
-    if (s.eog) return finish(r, StopReason::eog, Status::ok);
-    if (gen.result().tokens.size() == 1) r.first_token = EngineClock::now();
-    if (s.stop_found) return finish(r, StopReason::stop_string, Status::ok);
-    if (!s.go_on) return finish(r, StopReason::cancelled, Status::ok);
-    r.next = s.token;
+    publish_stats();
 }
 
-void Engine::Impl::finish(Running& r, StopReason reason, Status status, std::string error) {
-    r.finished = true;
+bool Engine::Impl::reserve(Sequence& s, int first, int last) {
+    for (;;) {
+        if (s.cache.reserve(first, last)) return true;
+        // The pool is full even without the cached prefixes nobody uses: pause the newest.
+        Sequence* newest = nullptr;
+        for (auto& r : running) {
+            if (r->admitted != 0 && !r->finished && (newest == nullptr || r->admitted > newest->admitted)) newest = r.get();
+        }
+        std::size_t n_running = 0;
+        for (auto& r : running) n_running += (r->admitted != 0 && !r->finished) ? 1 : 0;
+        if (newest == &s && n_running == 1) {
+            finish(s, StopReason::context_full, Status::cache_full);
+            return false;
+        }
+        pause(*newest);
+        if (newest == &s) return false;
+    }
+}
+
+void Engine::Impl::pause(Sequence& s) {
+    cache_blocks(s, true);
+    s.cache.clear();
+    if (s.next >= 0) {  // resume by running it with the rest, its logits then come out last
+        s.tokens.push_back(s.next);
+        s.next = -1;
+    }
+    s.n_target = static_cast<int>(s.tokens.size());
+    s.n_past = 0;
+    s.admitted = 0;
+    preemptions += 1;
+    const auto it = std::find_if(running.begin(), running.end(), [&](const auto& r) { return r.get() == &s; });
+    waiting.push_front(std::move(*it));
+    running.erase(it);  // step()'s parts still point at it: admitted == 0 tells them it left
+}
+
+void Engine::Impl::cache_blocks(const Sequence& s, bool partial) {
+    if (!pool->prefix_cache() || !s.cache.valid() || s.n_past == 0) return;
+    pool->insert(std::span<const Token>(s.tokens.data(), static_cast<std::size_t>(s.n_past)), s.n_past, s.cache, partial);
+}
+
+void Engine::Impl::advance(Sequence& s, std::span<const float> logits) {
+    detail::Generation& gen = *s.generation;
+    if (gen.at_limit()) return finish(s, StopReason::max_tokens, Status::ok);
+    if (s.n_past >= n_ctx) return finish(s, StopReason::context_full, Status::context_full);
+    if (s.shared->cancel.load(std::memory_order_relaxed)) return finish(s, StopReason::cancelled, Status::cancelled);
+    detail::Generation::Step step;
+    try {
+        step = gen.next(s.request.sampler, logits);
+    } catch (const std::exception& ex) {
+        return finish(s, StopReason::error, Status::ok, ex.what());
+    } catch (...) {
+        return finish(s, StopReason::error, Status::ok, "unknown exception");
+    }
+    if (step.eog) return finish(s, StopReason::eog, Status::ok);
+    if (gen.result().tokens.size() == 1) s.first_token = EngineClock::now();
+    if (step.stop_found) return finish(s, StopReason::stop_string, Status::ok);
+    if (!step.go_on) return finish(s, StopReason::cancelled, Status::ok);
+    s.next = step.token;
+}
+
+void Engine::Impl::finish(Sequence& s, StopReason reason, Status status, std::string error) {
+    s.finished = true;
+    cache_blocks(s, true);
+    s.cache.clear();
     RequestResult result;
     try {
-        static_cast<GenerateResult&>(result) = r.generation->finish(reason, status);
+        static_cast<GenerateResult&>(result) = s.generation->finish(reason, status);
     } catch (const std::exception& ex) {  // on_token releasing the held-back text threw
-        static_cast<GenerateResult&>(result) = std::move(r.generation->result());
+        static_cast<GenerateResult&>(result) = std::move(s.generation->result());
         result.stop_reason = StopReason::error;
         result.status = Status::ok;
         error = ex.what();
     } catch (...) {
-        static_cast<GenerateResult&>(result) = std::move(r.generation->result());
+        static_cast<GenerateResult&>(result) = std::move(s.generation->result());
         result.stop_reason = StopReason::error;
         result.status = Status::ok;
         error = "unknown exception";
     }
     result.error = std::move(error);
-    result.prompt_tokens = r.n_prompt;
+    result.prompt_tokens = s.n_prompt;
+    result.cached_tokens = s.cached_tokens;
     const auto now = EngineClock::now();
-    result.queue_seconds = seconds_between(r.submitted, r.started);
-    if (!result.tokens.empty()) result.ttft_seconds = seconds_between(r.submitted, r.first_token);
-    result.total_seconds = seconds_between(r.submitted, now);
-    deliver(r.shared, r.request, std::move(result));
+    if (s.started_once) result.queue_seconds = seconds_between(s.submitted, s.started);
+    if (!result.tokens.empty()) result.ttft_seconds = seconds_between(s.submitted, s.first_token);
+    result.total_seconds = seconds_between(s.submitted, now);
+    deliver(s.shared, s.request, std::move(result));
 }
 
-void Engine::Impl::cancel_queued(Queued& q) {
+void Engine::Impl::cancel_submitted(Submitted& q) {
     RequestResult result;
     result.stop_reason = StopReason::cancelled;
     result.status = Status::cancelled;
@@ -328,10 +431,31 @@ void Engine::Impl::deliver(const std::shared_ptr<detail::RequestShared>& shared,
         shared->done = true;
         std::erase(live, shared);
         stats.requests_done += 1;
+        publish_stats_locked();  // whoever sees it done sees its pages back in stats()
         now_idle = live.empty();
     }
     shared->ready.notify_all();
     if (now_idle) idle.notify_all();
+}
+
+void Engine::Impl::publish_stats() {
+    std::lock_guard lock(mutex);
+    publish_stats_locked();
+}
+
+void Engine::Impl::publish_stats_locked() {
+    const auto live_count = [](const auto& seqs) {
+        return static_cast<int>(std::count_if(seqs.begin(), seqs.end(), [](const auto& s) { return !s->finished; }));
+    };
+    stats.running = live_count(running);
+    stats.queued = live_count(waiting) + static_cast<int>(submitted.size());
+    stats.prefix_hits = prefix_hits;
+    stats.prefix_hit_tokens = prefix_hit_tokens;
+    stats.preemptions = preemptions;
+    stats.kv_pages = pool->n_pages();
+    stats.kv_pages_free = pool->free_pages();
+    stats.kv_pages_peak = kv_pages_peak;
+    stats.kv_bytes = static_cast<std::int64_t>(pool->bytes());
 }
 
 }  // namespace ember

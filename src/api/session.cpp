@@ -5,6 +5,7 @@
 #include <string>
 
 #include "api/session_impl.hpp"
+#include "kernels/attention.hpp"
 #include "model/context_shift.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/memory.hpp"
@@ -20,11 +21,11 @@ struct SessionBytes {
 // What a session allocates: the KV cache, the forward pass's scratch (model/decoder.cpp) and
 // the token and logit buffers. Saturating arithmetic: the options are not trusted yet.
 SessionBytes session_bytes(const model::ModelConfig& c, int n_ctx, int n_batch, std::int64_t n_pinned,
-                           int n_logit_rows, int n_threads) {
+                           KvType kv_type, int n_logit_rows, int n_threads) {
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
     const std::uint64_t f = sizeof(float), ctx = u(n_ctx), batch = u(n_batch);
     SessionBytes b;
-    b.kv = model::KvCache::bytes_needed(c, n_ctx, n_batch, n_pinned);
+    b.kv = model::KvCache::bytes_needed(c, n_ctx, n_batch, n_pinned, kv_type);
     const std::uint64_t wide = u(std::max(c.n_embd, c.n_embd_q()));
     const std::uint64_t per_row = u(c.n_embd) + 2 * wide + 2 * u(c.n_embd_kv()) + 2 * u(c.n_ff) + 2 * u(c.n_rot());
     const std::uint64_t scores =
@@ -32,6 +33,7 @@ SessionBytes session_bytes(const model::ModelConfig& c, int n_ctx, int n_batch, 
     const std::uint64_t quantized = saturating_mul(batch, 2 * u(std::max(c.n_embd, c.n_ff)));  // int8 + scales
     std::uint64_t floats = saturating_mul(batch, per_row);
     floats = saturating_add(floats, scores);
+    floats = saturating_add(floats, saturating_mul(u(n_threads), (ctx + 1) * (sizeof(kernels::KvRun) / f)));  // KV runs
     floats = saturating_add(floats, saturating_mul(u(n_logit_rows), u(c.n_embd) + u(c.n_vocab)));
     floats = saturating_add(floats, ctx + u(c.n_vocab));  // tokens, logits
     b.total = saturating_add(b.kv, saturating_add(saturating_mul(floats, f), quantized));
@@ -56,17 +58,17 @@ Session::Impl::Impl(const Model& m, SessionOptions o) : model(m), model_impl(det
     // Everything below is sized from the options: check that it fits before allocating.
     const int n_logit_rows = o.logits_all ? n_batch : 1;
     const std::int64_t n_pinned = o.context_shift ? o.n_keep : 0;
-    const SessionBytes need = session_bytes(c, n_ctx, n_batch, n_pinned, n_logit_rows, n_threads);
+    const SessionBytes need = session_bytes(c, n_ctx, n_batch, n_pinned, o.kv_type, n_logit_rows, n_threads);
     const std::string what = "a session of context " + std::to_string(n_ctx) + " and batch " +
                              std::to_string(n_batch) + " (KV cache " + format_bytes(need.kv) + ")";
     check_memory(need.total, what);
     try {
-        cache = model::KvCache(c, n_ctx, n_batch, n_pinned);
+        cache = model::KvCache(c, n_ctx, n_batch, n_pinned, o.kv_type);
         scratch = model::ForwardScratch(c, model_impl->weights, n_batch, n_ctx, n_logit_rows, n_threads);
         rows.resize(static_cast<std::size_t>(n_batch));
         tokens.reserve(static_cast<std::size_t>(n_ctx));
         logits.resize(static_cast<std::size_t>(c.n_vocab));
-        rope_scratch.resize(static_cast<std::size_t>(2 * c.n_rot()));
+        rope_scratch.resize(static_cast<std::size_t>(2 * c.n_rot() + c.n_embd_kv()));
     } catch (const std::bad_alloc&) {
         fail(what + " needs about " + format_bytes(need.total) + ": out of memory");
     }
@@ -91,6 +93,7 @@ void Session::Impl::shift() {
     const std::int64_t n_discard = model::context_shift_discard(n_past, options.n_keep);
     EMBER_ASSERT(options.context_shift && n_discard > 0);
     const auto& m = *model_impl;
+    cache.truncate(n_past);  // a cancelled chunk may have reserved positions past n_past
     model::shift_context(cache, m.config, m.weights.rope_factors(n_ctx, m.config), n_past,
                          options.n_keep, n_discard, rope_scratch);
     const auto first = tokens.begin() + options.n_keep;
@@ -152,7 +155,7 @@ Status Session::Impl::rollback(int n) {
     n_logit_rows = 0;
     rows_kept = false;
     has_logits = n > 0;
-    if (n == 0) cache.clear();
+    cache.truncate(n);  // pages wholly past n go back
     return Status::ok;
 }
 
@@ -166,7 +169,7 @@ void Session::Impl::drop_after(int n) {
     n_past = n;
     n_logit_rows = 0;
     rows_kept = false;
-    if (n == 0) cache.clear();
+    cache.truncate(n);  // pages wholly past n go back
 }
 
 Session::Session(const Model& model, SessionOptions options)

@@ -64,7 +64,7 @@ struct Session::Impl {
     std::vector<model::BatchRow> rows;  // [n_batch]
     std::vector<Token> tokens;          // [n_past], capacity n_ctx
     std::vector<float> logits;          // [n_vocab] after the last processed token
-    std::vector<float> rope_scratch;    // [2 n_rot] cos/sin for context shifts
+    std::vector<float> rope_scratch;    // [2 n_rot + n_embd_kv] cos/sin and a key row for context shifts
     bool has_logits = false;
     std::optional<tokenizer::StreamDecoder> stream;
     std::function<bool()> cancel;

@@ -18,6 +18,7 @@
 #include <limits>
 
 #include "api/session_impl.hpp"
+#include "model/kv_type.hpp"
 #include "ember/sampler.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/file_io.hpp"
@@ -135,15 +136,22 @@ std::vector<std::uint8_t> Session::save_state(const Sampler* sampler, std::strin
         w.u64(static_cast<std::uint64_t>(h.prefix_end));
         w.u64(static_cast<std::uint64_t>(h.tail_begin));
     }
+    // Rows as F32 whatever the cache stores (F16 and Q8_0 rows come back exactly when restored
+    // into a cache of the same type), keys of the held positions, then values.
+    const KvType type = s.cache.pool().type();
+    std::vector<float> row(static_cast<std::size_t>(c.n_embd_kv()));
     for (std::int64_t il = 0; il < c.n_layer; ++il) {
         const auto& h = held[static_cast<std::size_t>(il)];
-        const auto n_prefix = static_cast<std::size_t>(h.prefix_end);
-        const auto n_tail = static_cast<std::size_t>(s.n_past - h.tail_begin);
-        // Each range is contiguous in the cache.
-        if (n_prefix) w.bytes(s.cache.k(il, 0), n_prefix * row_bytes);
-        if (n_tail) w.bytes(s.cache.k(il, h.tail_begin), n_tail * row_bytes);
-        if (n_prefix) w.bytes(s.cache.v(il, 0), n_prefix * row_bytes);
-        if (n_tail) w.bytes(s.cache.v(il, h.tail_begin), n_tail * row_bytes);
+        for (const bool keys : {true, false}) {
+            const auto put = [&](std::int64_t first, std::int64_t end) {
+                for (std::int64_t p = first; p < end; ++p) {
+                    model::kv_load_row(type, keys ? s.cache.k(il, p) : s.cache.v(il, p), row.data(), c.n_embd_kv());
+                    w.bytes(row.data(), row_bytes);
+                }
+            };
+            put(0, h.prefix_end);
+            put(h.tail_begin, s.n_past);
+        }
     }
     w.u64(hash64(w.view()));
     return w.take();
@@ -238,7 +246,7 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
     const std::uint8_t* user_bytes = r.take(static_cast<std::size_t>(n_user), "the user data");
     r.take(static_cast<std::size_t>(table_bytes), "the layer table");
     const std::uint8_t* kv_bytes = r.take(2 * kv_rows * row_bytes, "the KV cache");
-    const std::int64_t base = s.cache.restore_base(held, static_cast<std::int64_t>(n_past), name);
+    s.cache.check_restorable(held, static_cast<std::int64_t>(n_past), name);
 
     // Everything is checked; the sampler validates its own bytes and stays unchanged on error.
     if (sampler) {
@@ -257,18 +265,24 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
     s.rows_kept = false;
     s.has_logits = has_logits;
     if (has_logits) std::memcpy(s.logits.data(), logit_bytes, s.logits.size() * sizeof(float));
-    s.cache.adopt(base);
+    s.cache.clear();
+    const bool room = s.cache.prepare_restore(static_cast<std::int64_t>(n_past));
+    EMBER_ASSERT(room);  // a session's own pool holds its context
+    const KvType type = s.cache.pool().type();
+    std::vector<float> row(static_cast<std::size_t>(c.n_embd_kv()));
     for (std::int64_t il = 0; il < c.n_layer; ++il) {
         // Keys of the held positions, then values; rows this cache does not keep are skipped.
         const auto& h = held[static_cast<std::size_t>(il)];
         const std::int64_t n_rows = h.prefix_end + static_cast<std::int64_t>(n_past) - h.tail_begin;
-        std::int64_t row = 0;
+        std::int64_t at = 0;
         const auto copy_range = [&](std::int64_t first, std::int64_t end) {
-            for (std::int64_t p = first; p < end; ++p, ++row) {
+            for (std::int64_t p = first; p < end; ++p, ++at) {
                 if (!s.cache.holds(il, p)) continue;
-                const std::uint8_t* src = kv_bytes + static_cast<std::size_t>(row) * row_bytes;
-                std::memcpy(s.cache.k(il, p), src, row_bytes);
-                std::memcpy(s.cache.v(il, p), src + static_cast<std::size_t>(n_rows) * row_bytes, row_bytes);
+                const std::uint8_t* src = kv_bytes + static_cast<std::size_t>(at) * row_bytes;
+                std::memcpy(row.data(), src, row_bytes);
+                model::kv_store_row(type, row.data(), s.cache.k(il, p), c.n_embd_kv());
+                std::memcpy(row.data(), src + static_cast<std::size_t>(n_rows) * row_bytes, row_bytes);
+                model::kv_store_row(type, row.data(), s.cache.v(il, p), c.n_embd_kv());
             }
         };
         copy_range(0, h.prefix_end);

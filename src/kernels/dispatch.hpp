@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "ember/types.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/type_kernels.hpp"
 
@@ -19,7 +20,10 @@ struct FloatKernels {
     void (*add)(float* y, const float* x, std::int64_t n);
     void (*rope)(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,
                  const float* cs, bool neox);
-    AttendFn attend;
+    AttendFn attend_f32, attend_f16, attend_q8_0;  ///< One per KvType (kernels/attention.hpp).
+    AttendFn attend(KvType type) const noexcept {
+        return type == KvType::f16 ? attend_f16 : type == KvType::q8_0 ? attend_q8_0 : attend_f32;
+    }
 };
 
 /// The ISA kernels run on (detected once, or forced by EMBER_ISA).

@@ -37,7 +37,8 @@ struct Table {
     }
 };
 
-#define EMBER_FLOATS(ns) FloatKernels{ns::rmsnorm, ns::swiglu, ns::geglu, ns::add, ns::rope, ns::attend}
+#define EMBER_FLOATS(ns) \
+    FloatKernels{ns::rmsnorm, ns::swiglu, ns::geglu, ns::add, ns::rope, ns::attend_f32, ns::attend_f16, ns::attend_q8_0}
 
 void fill_scalar(IsaTable& t) {
     t.compiled = true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/kv_type.hpp"
 #include "runtime/fail.hpp"
 
 namespace ember::model {
@@ -15,20 +16,25 @@ void shift_context(KvCache& cache, const ModelConfig& config, std::span<const fl
                    std::int64_t n_past, std::int64_t n_keep, std::int64_t n_discard,
                    std::span<float> rope_scratch) {
     EMBER_ASSERT(n_keep >= 0 && n_discard > 0 && n_keep + n_discard <= n_past &&
-                 n_past <= cache.n_ctx());
-    const std::int64_t n_rot = config.n_rot();
-    EMBER_ASSERT(static_cast<std::int64_t>(rope_scratch.size()) >= 2 * n_rot);
+                 n_past <= cache.n_ctx() && n_past == cache.size());
+    const std::int64_t n_rot = config.n_rot(), n_kv = config.n_embd_kv();
+    EMBER_ASSERT(static_cast<std::int64_t>(rope_scratch.size()) >= 2 * n_rot + n_kv);
     const std::int64_t n_move = n_past - n_keep - n_discard;
-    cache.move_down(n_keep + n_discard, n_keep, n_move);
+    const bool moved = cache.move_down(n_keep + n_discard, n_keep, n_move);
+    EMBER_ASSERT(moved);  // a session's pool has room for its copies
     float* cs_global = rope_scratch.data();
     float* cs_local = rope_scratch.data() + n_rot;
+    float* row = rope_scratch.data() + 2 * n_rot;
     rope_angles(cs_global, -n_discard, config.rope, freq_factors, /*rotation_only=*/true);
     rope_angles(cs_local, -n_discard, config.rope_local, freq_factors, /*rotation_only=*/true);
+    const KvType type = cache.pool().type();
     for (std::int64_t il = 0; il < cache.n_layer(); ++il) {
         const float* cs = config.is_local(il) ? cs_local : cs_global;
         for (std::int64_t p = n_keep; p < n_keep + n_move; ++p) {
             if (!cache.holds(il, p)) continue;  // dropped by a sliding layer
-            rope_apply(cache.k(il, p), config.n_head_kv, config.head_dim, n_rot, config.rope.style, cs);
+            kv_load_row(type, cache.k(il, p), row, n_kv);
+            rope_apply(row, config.n_head_kv, config.head_dim, n_rot, config.rope.style, cs);
+            kv_store_row(type, row, cache.k(il, p), n_kv);
         }
     }
 }

@@ -20,7 +20,9 @@ std::int64_t context_shift_discard(std::int64_t n_past, std::int64_t n_keep) noe
 /// n_past) move to [n_keep, n_past - n_discard) and their keys are rotated by -n_discard with
 /// each layer's RoPE (its style, base and scaling; a pure rotation: the keys keep their
 /// magnitude). `freq_factors` are the sequence's RoPE factors (ModelWeights::rope_factors);
-/// `rope_scratch` holds at least 2 * config.n_rot() floats. Allocates nothing.
+/// `rope_scratch` holds at least 2 * config.n_rot() + config.n_embd_kv() floats (angles, and a
+/// key row widened to float when the cache stores F16 or Q8_0). Allocates nothing. Keys stored
+/// as F16 or Q8_0 are rotated in float and stored again (rounded once more).
 /// Requires 0 <= n_keep, 0 < n_discard, n_keep + n_discard <= n_past <= cache.n_ctx(), and
 /// n_keep == cache.n_pinned() when sliding layers dropped rows.
 void shift_context(KvCache& cache, const ModelConfig& config, std::span<const float> freq_factors,

@@ -7,6 +7,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/float_ops.hpp"
 #include "kernels/matmul.hpp"
+#include "model/kv_type.hpp"
 #include "model/rope.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
@@ -73,6 +74,8 @@ ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std:
     rope_.resize(sz(n_batch * 2 * c.n_rot()));
     scores_.resize(sz(n_threads_ * (c.n_head / std::max<std::int64_t>(c.n_head_kv, 1)) * n_ctx));
     hidden_.resize(sz(n_hidden_rows * c.n_embd));
+    max_runs_ = n_ctx + 1;  // one run per page: at most one per position
+    runs_.resize(sz(n_threads_ * max_runs_));
     std::size_t mm = 0;
     for (const auto* m : w.matrices()) {
         if (m != &w.output) mm = std::max(mm, kernels::matmul_scratch_bytes(*m, n_batch));
@@ -170,9 +173,9 @@ void Decoder::embed(std::span<const BatchRow> rows, std::span<KvCache* const> ca
         rope_angles(cs, r.pos, c_.rope, factors);
         if (c_.n_swa > 0) rope_angles(cs + n_rot, r.pos, c_.rope_local, factors);
     }
-    if (c_.n_swa == 0) return;
-    // Sliding layers keep only the recent rows: make room for each sequence's rows (consecutive
-    // positions) before any is written.
+    // Make each sequence's positions writable (pages taken, shared ones copied, sliding layers'
+    // old pages let go) before any is written. Callers whose pool can run out reserve first
+    // (the Engine), so this never fails.
     for (std::int64_t i = 0; i < n; ++i) {
         const std::int32_t seq = rows[sz(i)].seq;
         bool seen = false;
@@ -184,7 +187,8 @@ void Decoder::embed(std::span<const BatchRow> rows, std::span<KvCache* const> ca
             first = std::min(first, rows[sz(j)].pos);
             last = std::max(last, rows[sz(j)].pos);
         }
-        caches[sz(seq)]->reserve(first, last);
+        const bool ok = caches[sz(seq)]->reserve(first, last);
+        EMBER_ASSERT(ok);
     }
 }
 
@@ -231,8 +235,8 @@ void Decoder::attention_block(const LayerWeights& l, std::int64_t il, std::span<
             for (std::int64_t j = 0; j < n_q; ++j) q[j] *= c_.attn_scale;
         }
         KvCache& cache = *caches[sz(r.seq)];
-        std::copy_n(&s.k_[sz(i * n_kv)], n_kv, cache.k(il, r.pos));
-        std::copy_n(&s.v_[sz(i * n_kv)], n_kv, cache.v(il, r.pos));
+        kv_store_row(cache.pool().type(), &s.k_[sz(i * n_kv)], cache.k(il, r.pos), n_kv);
+        kv_store_row(cache.pool().type(), &s.v_[sz(i * n_kv)], cache.v(il, r.pos), n_kv);
     }
     attend(rows, caches, il, s, n_threads);  // writes xn_ [n][n_q]
     kernels::matmul(l.wo, s.xn_.data(), n, s.q_.data(), n_embd, s.matmul_,  // q_ reused
@@ -245,30 +249,37 @@ void Decoder::attention_block(const LayerWeights& l, std::int64_t il, std::span<
 void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
                      std::int64_t layer, ForwardScratch& s, int n_threads) const {
     const std::int64_t n = static_cast<std::int64_t>(rows.size());
-    const std::int64_t hd = c_.head_dim, n_q = c_.n_embd_q(), n_kv = c_.n_embd_kv();
+    const std::int64_t hd = c_.head_dim, n_q = c_.n_embd_q();
     const std::int64_t group = c_.n_head / c_.n_head_kv;
     const float scale = c_.attn_scale_at == ScaleAt::queries ? 1.0f : c_.attn_scale;
-    const kernels::AttendFn attend = kernels::float_kernels().attend;
-    const float softcap = c_.attn_softcap;
-    // One task per (row, key/value head): the `group` query heads sharing it run together.
+    // Soft-capped scores (gemma2) take the scalar kernel on every ISA, as llama.cpp computes them.
+    const kernels::FloatKernels& fk = c_.attn_softcap > 0.0f ? kernels::float_kernels(kernels::Isa::scalar)
+                                                             : kernels::float_kernels();
+    // One task per (row, key/value head): the `group` query heads sharing it run together, over
+    // the runs of consecutive rows (one per cache page) of what the row's query reads.
     // Threads by the keys and values read (decode at a short depth is not worth a second one).
     std::int64_t kv_bytes = 0;
-    for (const BatchRow& r : rows) kv_bytes += 2 * static_cast<std::int64_t>(sizeof(float)) * (r.pos + 1) * n_kv;
+    for (const BatchRow& r : rows) {
+        kv_bytes += 2 * static_cast<std::int64_t>(caches[sz(r.seq)]->pool().row_bytes()) * (r.pos + 1);
+    }
     parallel_for(n * c_.n_head_kv, threads_for(kv_bytes, n_threads), 1, [&](std::int64_t begin, std::int64_t end, int worker) {
         float* scores = &s.scores_[sz(worker * group * s.n_ctx_)];
+        kernels::KvRun* runs = &s.runs_[sz(worker * s.max_runs_)];
         for (std::int64_t task = begin; task < end; ++task) {
             const std::int64_t i = task / c_.n_head_kv, kvh = task % c_.n_head_kv;
             const BatchRow& r = rows[sz(i)];
-            const KvCache::Span kv = caches[sz(r.seq)]->attend_span(layer, r.pos);
+            const KvCache& cache = *caches[sz(r.seq)];
+            const KvPool& pool = cache.pool();
+            const std::size_t head_bytes = pool.row_bytes() / sz(c_.n_head_kv);
+            const std::int64_t first = cache.attend_first(layer, r.pos);
+            std::int64_t n_runs = 0;
+            cache.for_each_run(layer, first, r.pos, [&](const std::uint8_t* k, const std::uint8_t* v, std::int64_t rows_n) {
+                runs[n_runs++] = {k + kvh * head_bytes, v + kvh * head_bytes, rows_n};
+            });
+            EMBER_ASSERT(n_runs <= s.max_runs_);
             const std::int64_t h0 = kvh * group;
-            const float* q = &s.q_[sz(i * n_q + h0 * hd)];
-            float* out = &s.xn_[sz(i * n_q + h0 * hd)];
-            if (softcap > 0.0f) {
-                kernels::attend_softcap(q, group, hd, kv.k + kvh * hd, kv.v + kvh * hd, n_kv, kv.n,
-                                        scale, softcap, out, scores);
-            } else {
-                attend(q, group, hd, kv.k + kvh * hd, kv.v + kvh * hd, n_kv, kv.n, scale, out, scores);
-            }
+            fk.attend(pool.type())(&s.q_[sz(i * n_q + h0 * hd)], group, hd, runs, n_runs, pool.row_bytes(),
+                                   r.pos - first + 1, scale, c_.attn_softcap, &s.xn_[sz(i * n_q + h0 * hd)], scores);
         }
     });
 }

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/attention.hpp"
 #include "model/batch.hpp"
 #include "model/config.hpp"
 #include "model/kv_cache.hpp"
@@ -65,6 +66,8 @@ private:
     std::vector<float> up_;      // [n_batch][n_ff]
     std::vector<float> rope_;    // [n_batch][2][n_rot] cos/sin per row: global, local layers
     std::vector<float> scores_;  // [n_threads][n_head / n_head_kv][n_ctx] attention scores per worker
+    std::int64_t max_runs_ = 0;
+    std::vector<kernels::KvRun> runs_;  // [n_threads][max_runs] the KV runs a worker attends to
     std::vector<float> out_rows_;  // [n_logit_rows][n_embd] rows that want logits
     std::vector<float> logits_;  // [n_logit_rows][n_vocab]
     std::vector<float> hidden_;  // [n_hidden_rows][n_embd] rows that want their hidden state
@@ -77,9 +80,10 @@ public:
 
     /// Runs the rows through the model, writing their keys and values into caches[row.seq],
     /// logits for rows with `logits` set and final hidden states for rows with `hidden` set
-    /// (each in row order) into the scratch. Rows must fit the scratch and caches (checked by
-    /// the caller); the rows of one sequence hold consecutive positions. `cancel` is polled
-    /// between layers; returns false if it asked to stop (the caches then hold partial,
+    /// (each in row order) into the scratch. Rows must fit the scratch; positions are reserved
+    /// here (KvCache::reserve), so a caller whose pool can run out reserves them first and
+    /// handles a full pool; the rows of one sequence hold consecutive positions. `cancel` is
+    /// polled between layers; returns false if it asked to stop (the caches then hold partial,
     /// ignorable entries).
     bool run(std::span<const BatchRow> rows, std::span<KvCache* const> caches,
              ForwardScratch& s, int n_threads, const std::function<bool()>& cancel) const;

@@ -1,74 +1,107 @@
-// The key/value cache of one sequence: for every layer, the keys and values of the positions
-// its queries can still read.
+// The key/value cache of one sequence: per layer, a table of pages of a KvPool
+// (model/kv_pool.hpp). Position p of layer l is row p % block of page pages(l)[p / block].
 //
-// Global layers hold every position [0, n_ctx). Sliding-window layers (model/config.hpp: a query
-// at p reads positions (p - n_swa, p]) hold far fewer: the first n_pinned positions (those a
-// context shift keeps, so they never leave) and a sliding run [base, ...) of the latest
-// positions, n_swa + n_batch - 1 plus some slack. When a batch would run past the end, the
-// run is compacted to its start (what later queries still read moves down), so every query
-// reads one contiguous range and the copy costs amortize to a few rows per token.
+// Sliding-window layers (model/config.hpp: a query at p reads positions (p - n_swa, p]) let go
+// of the pages no later query reads, except those holding the first n_pinned positions (which a
+// context shift keeps), so they hold about a window plus a batch. Global layers hold every
+// position. Before a forward pass writes positions [first, last], reserve() takes the pages
+// they need (copying shared ones: copy-on-write) and lets sliding layers drop what no query at
+// first or later reads; a pool with no room fails there, before anything changes.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "model/config.hpp"
+#include "model/kv_pool.hpp"
 
 namespace ember::model {
 
 class KvCache {
 public:
     KvCache() = default;
-    /// A cache for n_ctx positions, written in batches of at most n_batch rows, whose first
-    /// n_pinned positions are kept in sliding-window layers (the context shift's n_keep).
+    /// A sequence of at most n_ctx positions in `pool`, whose first n_pinned positions stay in
+    /// sliding-window layers (the context shift's n_keep). Takes no page yet.
+    KvCache(KvPool& pool, std::int64_t n_ctx, std::int64_t n_pinned = 0);
+    /// A cache with a pool of its own (as a lone Session has), with room for n_ctx positions
+    /// written in batches of at most n_batch: every position in global layers; in sliding
+    /// layers the pinned positions, the window and a batch (twice, for a context shift's copy).
+    /// Its reserve() never fails.
     KvCache(const ModelConfig& config, std::int64_t n_ctx, std::int64_t n_batch = 1,
-            std::int64_t n_pinned = 0);
-    /// Bytes such a cache allocates (saturating), to check before constructing one.
+            std::int64_t n_pinned = 0, KvType type = KvType::f32);
+    /// Bytes such a cache allocates (saturating), to check before constructing one. Throws
+    /// ember::Error when `type` cannot hold this model's rows.
     static std::uint64_t bytes_needed(const ModelConfig& config, std::int64_t n_ctx, std::int64_t n_batch = 1,
-                                      std::int64_t n_pinned = 0) noexcept;
+                                      std::int64_t n_pinned = 0, KvType type = KvType::f32);
+    ~KvCache();
+    KvCache(KvCache&& other) noexcept;
+    KvCache& operator=(KvCache&& other) noexcept;
+    /// A copy: a cache with a pool of its own copies its rows into a new pool of its own; one
+    /// in a shared pool shares every page with the copy (copy-on-write on later writes, fork()).
+    KvCache(const KvCache& other);
+    KvCache& operator=(const KvCache&) = delete;
 
+    bool valid() const noexcept { return pool_ != nullptr; }
+    KvPool& pool() const noexcept { return *pool_; }
     std::int64_t n_ctx() const noexcept { return n_ctx_; }
-    std::int64_t n_layer() const noexcept { return static_cast<std::int64_t>(layers_.size()); }
-    std::int64_t n_embd_kv() const noexcept { return n_embd_kv_; }
+    std::int64_t n_layer() const noexcept { return static_cast<std::int64_t>(pages_.size()); }
     std::int64_t n_pinned() const noexcept { return n_pinned_; }
-    /// Rows `layer` stores (n_ctx for global layers).
-    std::int64_t capacity(std::int64_t layer) const noexcept { return at(layer).capacity; }
+    std::int64_t block() const noexcept { return block_; }
+    /// Positions written so far (the high-water mark; truncate() lowers it).
+    std::int64_t size() const noexcept { return size_; }
     /// The layer's window (0: global).
-    std::int64_t window(std::int64_t layer) const noexcept { return at(layer).window; }
-    /// First position of the sliding run (n_pinned while nothing was dropped).
-    std::int64_t base() const noexcept { return base_; }
+    std::int64_t window(std::int64_t layer) const noexcept;
 
-    /// Whether `layer` still holds position `pos` (pos must have been written).
-    bool holds(std::int64_t layer, std::int64_t pos) const noexcept;
-    /// Keys of `layer` at a held position: n_embd_kv floats (n_head_kv heads of head_dim).
-    float* k(std::int64_t layer, std::int64_t pos) noexcept { return k_.data() + offset(layer, pos); }
-    float* v(std::int64_t layer, std::int64_t pos) noexcept { return v_.data() + offset(layer, pos); }
-    const float* k(std::int64_t layer, std::int64_t pos) const noexcept { return k_.data() + offset(layer, pos); }
-    const float* v(std::int64_t layer, std::int64_t pos) const noexcept { return v_.data() + offset(layer, pos); }
-
-    /// The keys and values a query at `pos` reads in `layer` (positions (pos - window, pos],
-    /// from 0 for global layers): n consecutive rows of n_embd_kv floats.
-    struct Span {
-        const float* k;
-        const float* v;
-        std::int64_t n;
-    };
-    Span attend_span(std::int64_t layer, std::int64_t pos) const noexcept;
-
-    /// Makes room for writing positions [first, last] (one batch: last - first < n_batch),
-    /// dropping from sliding layers what no query at first or later reads. Allocates nothing.
-    /// Throws ember::Error when `first` rewinds further than rewind_limit().
-    void reserve(std::int64_t first, std::int64_t last);
-    /// The smallest position writing may restart from (0 unless sliding layers dropped rows).
+    /// Makes positions [first, last] writable: first <= size() (no gap), last < n_ctx. Returns
+    /// false, changing nothing, when the pool cannot give the pages needed (a standalone cache
+    /// always has them). Afterwards size() >= last + 1. Allocates no memory. Throws ember::Error
+    /// when `first` is before rewind_limit().
+    bool reserve(std::int64_t first, std::int64_t last);
+    /// Pages reserve(first, last) would take (upper bound, for admission decisions).
+    std::int64_t pages_needed(std::int64_t first, std::int64_t last) const noexcept;
+    /// The smallest position writing may restart from (0 unless sliding layers dropped pages).
     std::int64_t rewind_limit() const noexcept;
+    /// Forgets positions >= n (pages wholly past n are let go). n <= size().
+    void truncate(std::int64_t n) noexcept;
+    /// Forgets every position and lets every page go.
+    void clear() noexcept { truncate(0); }
 
-    /// Context shift: positions [from, from + n) become [to, to + n) and [to, from) are
-    /// dropped (to < from; from + n is the number of positions written). Keys keep their old
-    /// rotation: re-rotate them (model/context_shift.hpp). With sliding layers, `to` must be
-    /// n_pinned. Allocates nothing.
-    void move_down(std::int64_t from, std::int64_t to, std::int64_t n) noexcept;
+    /// Whether `layer` holds position `pos` (pos < size()).
+    bool holds(std::int64_t layer, std::int64_t pos) const noexcept;
+    /// Key / value row of a held position (KvPool::row_bytes() bytes in the pool's KvType).
+    std::uint8_t* k(std::int64_t layer, std::int64_t pos) noexcept { return pool_->k(page(layer, pos), pos % block_); }
+    std::uint8_t* v(std::int64_t layer, std::int64_t pos) noexcept { return pool_->v(page(layer, pos), pos % block_); }
+    const std::uint8_t* k(std::int64_t layer, std::int64_t pos) const noexcept { return pool_->k(page(layer, pos), pos % block_); }
+    const std::uint8_t* v(std::int64_t layer, std::int64_t pos) const noexcept { return pool_->v(page(layer, pos), pos % block_); }
+    /// The page of `layer` holding block `b` (-1: none).
+    std::int32_t page_of(std::int64_t layer, std::int64_t b) const noexcept;
+
+    /// Calls fn(k_rows, v_rows, n) for the runs of consecutive rows holding positions
+    /// [first, last] of `layer` (all held), in order; rows are row_bytes() apart within a run.
+    template <class Fn>
+    void for_each_run(std::int64_t layer, std::int64_t first, std::int64_t last, Fn&& fn) const {
+        for (std::int64_t p = first; p <= last;) {
+            const std::int64_t end = std::min(last + 1, (p / block_ + 1) * block_);
+            fn(k(layer, p), v(layer, p), end - p);
+            p = end;
+        }
+    }
+    /// The positions a query at `pos` reads in `layer`: [first, pos].
+    std::int64_t attend_first(std::int64_t layer, std::int64_t pos) const noexcept;
+
+    /// Context shift: positions [from, from + n) become [to, to + n) (to < from, from + n =
+    /// size()) and size() becomes to + n. Keys keep their old rotation (re-rotate them,
+    /// model/context_shift.hpp). With sliding layers that dropped pages, to must be n_pinned.
+    /// Returns false when the pool cannot give pages to copy shared ones into (nothing changed).
+    bool move_down(std::int64_t from, std::int64_t to, std::int64_t n);
+
+    /// Shares every page with a new cache in the same pool (copy-on-write on later writes).
+    KvCache fork() const;
+    /// Copies the held rows into `dst` (another pool of the same model and KvType; dst empty
+    /// with room for size() positions). False when dst's pool has no room.
+    bool copy_to(KvCache& dst) const;
 
     /// The positions `layer` holds after n_past were written: [0, prefix_end) and
     /// [tail_begin, n_past) (prefix_end <= tail_begin <= n_past).
@@ -76,38 +109,30 @@ public:
         std::int64_t prefix_end = 0, tail_begin = 0;
     };
     Held held(std::int64_t layer, std::int64_t n_past) const noexcept;
-    /// Checks that a saved cache of n_past positions whose layers held `saved` (one per layer)
-    /// has every position this cache must hold, and returns the start of the sliding run this
-    /// cache takes for it (for adopt(); then write the rows of the positions holds() accepts).
-    /// Throws ember::Error, prefixed with `name`, when positions are missing.
-    std::int64_t restore_base(std::span<const Held> saved, std::int64_t n_past, const std::string& name) const;
-    /// Sets the start of the sliding run (restore_base()); clear() forgets every position.
-    void adopt(std::int64_t base) noexcept { base_ = base; }
-    void clear() noexcept { base_ = n_pinned_; }
-
-    std::size_t bytes() const noexcept { return (k_.size() + v_.size()) * sizeof(float); }
+    /// Checks that a saved cache of n_past positions whose layers held `saved` has every
+    /// position this cache needs (global layers: all; sliding layers: the pinned ones and the
+    /// window before n_past). Throws ember::Error, prefixed with `name`, when some are missing.
+    void check_restorable(std::span<const Held> saved, std::int64_t n_past, const std::string& name) const;
+    /// Takes the pages a restored sequence of n_past positions needs (global layers: all;
+    /// sliding layers: the pinned ones and the window before n_past), to be filled with the
+    /// saved rows holds() accepts. The cache must be empty. False when the pool has no room.
+    bool prepare_restore(std::int64_t n_past);
 
 private:
-    struct Layer {
-        std::int64_t window = 0;    // 0: global
-        std::int64_t capacity = 0;  // rows
-        std::size_t offset = 0;     // first float of the layer in k_ / v_
-    };
-    const Layer& at(std::int64_t layer) const noexcept { return layers_[static_cast<std::size_t>(layer)]; }
-    /// Row of `pos` in `layer`: identity for global layers; pinned rows first, then the run.
-    std::int64_t slot(std::int64_t layer, std::int64_t pos) const noexcept {
-        return at(layer).window == 0 || pos < n_pinned_ ? pos : n_pinned_ + pos - base_;
+    friend class KvPool;
+    KvCache(std::unique_ptr<KvPool> own, std::int64_t n_ctx, std::int64_t n_pinned);
+    std::int32_t page(std::int64_t layer, std::int64_t pos) const noexcept {
+        return pages_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(pos / block_)];
     }
-    std::size_t offset(std::int64_t layer, std::int64_t pos) const noexcept {
-        return at(layer).offset + static_cast<std::size_t>(slot(layer, pos) * n_embd_kv_);
-    }
-    void move_rows(std::int64_t layer, std::int64_t from_slot, std::int64_t to_slot, std::int64_t n) noexcept;
+    void release_layer_blocks(std::int64_t layer, std::int64_t b0, std::int64_t b1) noexcept;
+    /// Lets sliding layers go of the (unpinned) blocks no query at `pos` or later reads.
+    void drop_sliding_before(std::int64_t pos) noexcept;
 
-    std::int64_t n_ctx_ = 0, n_embd_kv_ = 0, n_batch_ = 1, n_pinned_ = 0;
-    std::int64_t base_ = 0;  // first position of the sliding run (sliding layers)
-    std::vector<Layer> layers_;
-    std::vector<float> k_;  // per layer [capacity][n_embd_kv]
-    std::vector<float> v_;
+    std::unique_ptr<KvPool> own_pool_;  // standalone(): destroyed after the pages go back
+    KvPool* pool_ = nullptr;
+    std::int64_t n_ctx_ = 0, n_pinned_ = 0, block_ = 16, size_ = 0;
+    std::int64_t sliding_from_ = 0;  // sliding layers hold [0, n_pinned) and [sliding_from_, size_); 0: all
+    std::vector<std::vector<std::int32_t>> pages_;  // [n_layer][ceil(n_ctx / block)], -1: none
 };
 
 }  // namespace ember::model

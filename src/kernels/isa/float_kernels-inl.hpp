@@ -229,7 +229,7 @@ inline void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int
     for (std::int64_t h = 0; h < n_heads; ++h) rope_pairs<A>(x + h * head_dim, n_rot / 2, cs, neox);
 }
 
-// --- Attention (kernels/attention.hpp) --------------------------------------------------------
+// --- Attention over a paged KV cache (kernels/attention.hpp) --------------------------------
 /// s[t] = exp(s[t] - max) in place for t < n; returns the sum (float lanes).
 template <class A>
 inline float softmax_numerator(float* s, std::int64_t n) {
@@ -252,26 +252,73 @@ inline float softmax_numerator(float* s, std::int64_t n) {
     return xsimd::hadd(sum);
 }
 
+/// Lanes of int8 values widened to float (min(left, lanes) of them, zeros after).
 template <class A>
-inline void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v,
-                   std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores) {
+inline FB<A> widen_i8(const std::int8_t* p, std::int64_t left) {
+#if defined(__AVX512F__)
+    if constexpr (kLanes<A> == 16) {
+        if (left >= 16) return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+    }
+#endif
+#if defined(__AVX2__)
+    if constexpr (kLanes<A> == 8) {
+        if (left >= 8) return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    }
+#endif
+    alignas(64) float buf[kLanes<A>] = {};
+    const std::int64_t m = left < kLanes<A> ? left : kLanes<A>;
+    for (std::int64_t j = 0; j < m; ++j) buf[j] = static_cast<float>(p[j]);
+    return FB<A>::load_aligned(buf);
+}
+
+/// Values [i, i + lanes) of one head's row stored as `T` (0: F32, 1: F16, 2: Q8_0), left of them
+/// in the row. A Q8_0 chunk never straddles two blocks (lanes divide 32).
+template <class A, int T>
+inline FB<A> load_kv(const std::uint8_t* row, std::int64_t i, std::int64_t left) {
+    if constexpr (T == 0) {
+        return load_part<A>(reinterpret_cast<const float*>(row) + i, left);
+    } else if constexpr (T == 1) {
+        return widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(row) + i, left);
+    } else {
+        static_assert(32 % kLanes<A> == 0, "a Q8_0 chunk must not straddle blocks");
+        const std::uint8_t* blk = row + (i / 32) * 34;
+        alignas(64) std::uint16_t d[kLanes<A>];
+        __builtin_memcpy(d, blk, 2);
+        for (std::int64_t j = 1; j < kLanes<A>; ++j) d[j] = d[0];
+        return widen_i8<A>(reinterpret_cast<const std::int8_t*>(blk + 2 + i % 32), left) * widen_fp16<A>(d, kLanes<A>);
+    }
+}
+
+template <class A, int T>
+inline void attend_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                      std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out,
+                      float* scores) {
+    const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
     for (std::int64_t j = 0; j < n_q; ++j) {
         const float* qj = q + j * hd;
         float* s = scores + j * n_pos;
-        for (std::int64_t t = 0; t < n_pos; ++t) {
-            const float* kt = k + t * kv_stride;
-            FB<A> acc(0.0f);
-            for (std::int64_t i = 0; i < hd; i += kLanes<A>) {
-                acc = xsimd::fma(load_part<A>(qj + i, hd - i), load_part<A>(kt + i, hd - i), acc);
+        std::int64_t t = 0;
+        for (std::int64_t r = 0; r < n_runs; ++r) {
+            for (std::int64_t u = 0; u < runs[r].n; ++u, ++t) {
+                const std::uint8_t* kt = runs[r].k + static_cast<std::size_t>(u) * row_bytes;
+                FB<A> acc(0.0f);
+                for (std::int64_t i = 0; i < hd; i += kLanes<A>) {
+                    acc = xsimd::fma(load_part<A>(qj + i, hd - i), load_kv<A, T>(kt, i, hd - i), acc);
+                }
+                s[t] = xsimd::hadd(acc) * scale;
+                if (softcap > 0.0f) s[t] = std::tanh(s[t] * inv_cap) * softcap;
             }
-            s[t] = xsimd::hadd(acc) * scale;
         }
         const FB<A> inv(1.0f / softmax_numerator<A>(s, n_pos));
         float* o = out + j * hd;
         for (std::int64_t i = 0; i < hd; i += kLanes<A>) {
             FB<A> acc(0.0f);
-            for (std::int64_t t = 0; t < n_pos; ++t) {
-                acc = xsimd::fma(FB<A>(s[t]), load_part<A>(v + t * kv_stride + i, hd - i), acc);
+            t = 0;
+            for (std::int64_t r = 0; r < n_runs; ++r) {
+                for (std::int64_t u = 0; u < runs[r].n; ++u, ++t) {
+                    const std::uint8_t* vt = runs[r].v + static_cast<std::size_t>(u) * row_bytes;
+                    acc = xsimd::fma(FB<A>(s[t]), load_kv<A, T>(vt, i, hd - i), acc);
+                }
             }
             store_part<A>(o + i, acc * inv, hd - i);
         }
@@ -302,7 +349,15 @@ inline void attend(const float* q, std::int64_t n_q, std::int64_t hd, const floa
     void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot, const float* cs, bool neox) { \
         ::ember::kernels::rope<Arch>(x, n_heads, head_dim, n_rot, cs, neox);                        \
     }                                                                                               \
-    void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v, \
-                std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores) { \
-        ::ember::kernels::attend<Arch>(q, n_q, hd, k, v, kv_stride, n_pos, scale, out, scores);     \
+    void attend_f32(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
+                    std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) { \
+        ::ember::kernels::attend_kv<Arch, 0>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores); \
+    }                                                                                               \
+    void attend_f16(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
+                    std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) { \
+        ::ember::kernels::attend_kv<Arch, 1>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores); \
+    }                                                                                               \
+    void attend_q8_0(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
+                     std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) { \
+        ::ember::kernels::attend_kv<Arch, 2>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores); \
     }

@@ -90,33 +90,73 @@ void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_
     }
 }
 
-void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v,
-            std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores) {
+namespace {
+
+// Value i of one head's row: F32, F16, or Q8_0 (d * q, blocks of 32).
+template <int T>
+float kv_value(const std::uint8_t* row, std::int64_t i) {
+    if constexpr (T == 0) {
+        return load_at<float>(row, i);
+    } else if constexpr (T == 1) {
+        return fp16_to_fp32(load_at<std::uint16_t>(row, i));
+    } else {
+        const std::uint8_t* blk = row + (i / 32) * 34;
+        const auto q = static_cast<std::int8_t>(blk[2 + i % 32]);
+        return static_cast<float>(q) * fp16_to_fp32(load_at<std::uint16_t>(blk, 0));
+    }
+}
+
+template <int T>
+void attend_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+               std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
+    const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
     for (std::int64_t j = 0; j < n_q; ++j) {
         const float* qj = q + j * hd;
         float* s = scores + j * n_pos;
         float max = -INFINITY;
-        for (std::int64_t t = 0; t < n_pos; ++t) {
-            const float* kt = k + t * kv_stride;
-            float d = 0.0f;
-            for (std::int64_t i = 0; i < hd; ++i) d += qj[i] * kt[i];
-            s[t] = d * scale;
-            max = s[t] > max ? s[t] : max;
+        std::int64_t t = 0;
+        for (std::int64_t r = 0; r < n_runs; ++r) {
+            for (std::int64_t u = 0; u < runs[r].n; ++u, ++t) {
+                const std::uint8_t* kt = runs[r].k + static_cast<std::size_t>(u) * row_bytes;
+                float d = 0.0f;
+                for (std::int64_t i = 0; i < hd; ++i) d += qj[i] * kv_value<T>(kt, i);
+                s[t] = d * scale;
+                if (softcap > 0.0f) s[t] = std::tanh(s[t] * inv_cap) * softcap;
+                max = s[t] > max ? s[t] : max;
+            }
         }
         float sum = 0.0f;
-        for (std::int64_t t = 0; t < n_pos; ++t) {
+        for (t = 0; t < n_pos; ++t) {
             s[t] = std::exp(s[t] - max);
             sum += s[t];
         }
         float* o = out + j * hd;
         for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
-        for (std::int64_t t = 0; t < n_pos; ++t) {
-            const float* vt = v + t * kv_stride;
-            for (std::int64_t i = 0; i < hd; ++i) o[i] += s[t] * vt[i];
+        t = 0;
+        for (std::int64_t r = 0; r < n_runs; ++r) {
+            for (std::int64_t u = 0; u < runs[r].n; ++u, ++t) {
+                const std::uint8_t* vt = runs[r].v + static_cast<std::size_t>(u) * row_bytes;
+                for (std::int64_t i = 0; i < hd; ++i) o[i] += s[t] * kv_value<T>(vt, i);
+            }
         }
         const float inv = 1.0f / sum;
         for (std::int64_t i = 0; i < hd; ++i) o[i] *= inv;
     }
+}
+
+}  // namespace
+
+void attend_f32(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
+    attend_kv<0>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores);
+}
+void attend_f16(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
+    attend_kv<1>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores);
+}
+void attend_q8_0(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                 std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
+    attend_kv<2>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores);
 }
 
 }  // namespace ember::kernels::scalar

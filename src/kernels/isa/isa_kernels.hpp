@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/attention.hpp"
+
 #define EMBER_DECLARE_VEC_DOT(name) float name(std::int64_t n, const void* w, const void* a);
 #define EMBER_TILE_SIGNATURE(name)                                                               \
     void name(std::int64_t n, const void* w, std::size_t w_stride, std::int64_t n_w,           \
@@ -40,8 +42,15 @@
     void add(float* y, const float* x, std::int64_t n);                                         \
     void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,        \
               const float* cs, bool neox);                                                      \
-    void attend(const float* q, std::int64_t n_q, std::int64_t hd, const float* k, const float* v, \
-                std::int64_t kv_stride, std::int64_t n_pos, float scale, float* out, float* scores);
+    void attend_f32(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs,            \
+                    std::int64_t n_runs, std::size_t row_bytes, std::int64_t n_pos, float scale,     \
+                    float softcap, float* out, float* scores);                                      \
+    void attend_f16(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs,            \
+                    std::int64_t n_runs, std::size_t row_bytes, std::int64_t n_pos, float scale,     \
+                    float softcap, float* out, float* scores);                                      \
+    void attend_q8_0(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs,           \
+                     std::int64_t n_runs, std::size_t row_bytes, std::int64_t n_pos, float scale,    \
+                     float softcap, float* out, float* scores);
 // Register-tiled float GEMM (kernels/isa/float_gemm-inl.hpp).
 #define EMBER_DECLARE_FLOAT_TILES                                                                \
     EMBER_DECLARE_TILE(tile_f32)                                                                \

@@ -108,7 +108,7 @@ TEST_CASE("traits table: complete for every supported type on every ISA, nothing
             CHECK(type_kernels(t, isa) == nullptr);
         }
         const FloatKernels& f = float_kernels(isa);
-        CHECK((f.rmsnorm && f.swiglu && f.geglu && f.add && f.rope && f.attend));
+        CHECK((f.rmsnorm && f.swiglu && f.geglu && f.add && f.rope && f.attend_f32 && f.attend_f16 && f.attend_q8_0));
     }
     CHECK(type_kernels(TensorType::Q4_0, Isa::scalar)->act_type == TensorType::Q8_0);
     CHECK(type_kernels(TensorType::Q5_1, Isa::scalar)->act_type == TensorType::Q8_1);
@@ -143,7 +143,7 @@ TEST_CASE("each ISA's table entries are its own kernels where it has them", "[di
             CHECK(type_kernels(t, o.isa)->vec_dot != type_kernels(t, isa_parent(o.isa))->vec_dot);
             ++checked;
         }
-        CHECK(float_kernels(o.isa).attend != float_kernels(Isa::scalar).attend);
+        CHECK(float_kernels(o.isa).attend_f32 != float_kernels(Isa::scalar).attend_f32);
     }
     // Repacking is preferred exactly where a SIMD packed kernel exists (AVX-512 today).
     for (Isa isa : kernel_test::available_isas()) {

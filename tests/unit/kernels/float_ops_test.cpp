@@ -10,6 +10,7 @@
 
 #include "kernel_test_util.hpp"
 #include "kernels/float_ops.hpp"
+#include "model/kv_type.hpp"
 #include "model/rope.hpp"
 
 using namespace ember::kernels;
@@ -31,6 +32,53 @@ ember::model::RopeParams rope_params(std::int64_t n_rot) {
 }
 
 bool close(double got, double want) { return std::fabs(got - want) <= kUlps * std::fabs(want) + 1e-30; }
+
+// Keys and values of n_pos positions stored as `type`, in rows of two heads (the second one is
+// attended, so the head offset matters), split into runs of `run` rows that lie apart in memory
+// (a spare row between runs), as a paged cache hands them to attention.
+struct KvRows {
+    std::size_t row_bytes = 0;
+    std::int64_t hd = 0, n_pos = 0;
+    std::vector<std::uint8_t> k, v;
+    std::vector<ember::kernels::KvRun> runs;
+
+    KvRows(ember::KvType t, std::int64_t head_dim, std::int64_t n, std::int64_t run) : hd(head_dim), n_pos(n), type(t) {
+        row_bytes = ember::model::kv_row_bytes(t, 2 * hd, hd);
+        const auto kf = random_floats(static_cast<std::size_t>(n * 2 * hd), 11, 1.0f);
+        const auto vf = random_floats(static_cast<std::size_t>(n * 2 * hd), 12, 1.0f);
+        const std::int64_t slots = n + n / run + 1;
+        k.assign(static_cast<std::size_t>(slots) * row_bytes, 0);
+        v = k;
+        std::int64_t slot = 0;
+        for (std::int64_t p = 0; p < n; ++p) {
+            if (p % run == 0) {
+                slot += p > 0 ? 1 : 0;  // a gap before every run but the first
+                runs.push_back({&k[static_cast<std::size_t>(slot) * row_bytes + row_bytes / 2],
+                                &v[static_cast<std::size_t>(slot) * row_bytes + row_bytes / 2], 0});
+            }
+            ember::model::kv_store_row(t, &kf[static_cast<std::size_t>(p * 2 * hd)], &k[static_cast<std::size_t>(slot) * row_bytes], 2 * hd);
+            ember::model::kv_store_row(t, &vf[static_cast<std::size_t>(p * 2 * hd)], &v[static_cast<std::size_t>(slot) * row_bytes], 2 * hd);
+            runs.back().n += 1;
+            ++slot;
+        }
+    }
+    std::int64_t n_runs() const { return static_cast<std::int64_t>(runs.size()); }
+    /// The attended head's values as stored (rounded to the type), [n_pos][hd].
+    std::vector<float> stored(bool keys) const {
+        std::vector<float> out, row(static_cast<std::size_t>(2 * hd));
+        for (const auto& r : runs) {
+            for (std::int64_t u = 0; u < r.n; ++u) {
+                const std::uint8_t* head = (keys ? r.k : r.v) + static_cast<std::size_t>(u) * row_bytes;
+                ember::model::kv_load_row(type, head - row_bytes / 2, row.data(), 2 * hd);
+                out.insert(out.end(), row.begin() + hd, row.end());
+            }
+        }
+        return out;
+    }
+
+private:
+    ember::KvType type;
+};
 
 }  // namespace
 
@@ -134,52 +182,87 @@ TEST_CASE("float kernels of every ISA match the scalar twins", "[float_ops][isa]
     }
 }
 
-TEST_CASE("attention of every ISA matches the scalar twin", "[float_ops][attention][isa]") {
-    const AttendFn ref = float_kernels(Isa::scalar).attend;
-    for (Isa isa : kernel_test::available_isas()) {
-        const AttendFn attend = float_kernels(isa).attend;
-        for (std::int64_t hd : {8, 20, 32, 48, 64, 128}) {
-            for (std::int64_t n_pos : {1, 2, 5, 16, 17, 70}) {
-                for (std::int64_t n_q : {1, 3}) {
-                    INFO(std::string(isa_name(isa)) + " hd=" + std::to_string(hd) + " n_pos=" + std::to_string(n_pos) +
-                         " n_q=" + std::to_string(n_q));
-                    const std::int64_t kv_stride = 2 * hd + 3;  // two kv heads and padding, unaligned
-                    const auto q = random_floats(static_cast<std::size_t>(n_q * hd), static_cast<std::uint32_t>(hd + n_pos), 0.5f);
-                    const auto k = random_floats(static_cast<std::size_t>(n_pos * kv_stride), 11, 1.0f);
-                    const auto v = random_floats(static_cast<std::size_t>(n_pos * kv_stride), 12, 1.0f);
-                    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-                    std::vector<float> o1(static_cast<std::size_t>(n_q * hd)), o2 = o1;
-                    std::vector<float> s1(static_cast<std::size_t>(n_q * n_pos)), s2 = s1;
-                    attend(q.data(), n_q, hd, k.data() + 1, v.data() + 1, kv_stride, n_pos, scale, o1.data(), s1.data());
-                    ref(q.data(), n_q, hd, k.data() + 1, v.data() + 1, kv_stride, n_pos, scale, o2.data(), s2.data());
-                    // Each output is a convex combination of V values (|v| <= ~5): float dots
-                    // in another order and exp within a few ulps move it by ~1e-6 at most.
-                    for (std::size_t i = 0; i < o1.size(); ++i) REQUIRE(std::fabs(o1[i] - o2[i]) <= 2e-6);
+TEST_CASE("attention of every ISA and KV type matches the scalar twin, over paged runs", "[float_ops][attention][isa]") {
+    using ember::KvType;
+    for (const KvType type : {KvType::f32, KvType::f16, KvType::q8_0}) {
+        const AttendFn ref = float_kernels(Isa::scalar).attend(type);
+        for (Isa isa : kernel_test::available_isas()) {
+            const AttendFn attend = float_kernels(isa).attend(type);
+            for (std::int64_t hd : {8, 20, 32, 48, 64, 128}) {
+                if (type == KvType::q8_0 && hd % 32 != 0) continue;
+                for (std::int64_t n_pos : {1, 2, 5, 16, 17, 70}) {
+                    for (std::int64_t n_q : {1, 3}) {
+                        for (const float softcap : {0.0f, 3.0f}) {
+                            INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type) + " hd=" +
+                                 std::to_string(hd) + " n_pos=" + std::to_string(n_pos) + " n_q=" + std::to_string(n_q) +
+                                 " softcap=" + std::to_string(softcap));
+                            const auto q = random_floats(static_cast<std::size_t>(n_q * hd), static_cast<std::uint32_t>(hd + n_pos), 0.5f);
+                            const KvRows kv(type, hd, n_pos, 5);
+                            const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+                            std::vector<float> o1(static_cast<std::size_t>(n_q * hd)), o2 = o1;
+                            std::vector<float> s1(static_cast<std::size_t>(n_q * n_pos)), s2 = s1;
+                            attend(q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, scale, softcap,
+                                   o1.data(), s1.data());
+                            ref(q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, scale, softcap,
+                                o2.data(), s2.data());
+                            // Each output is a convex combination of V values (|v| <= ~5): float dots
+                            // in another order and exp within a few ulps move it by ~1e-6 at most.
+                            for (std::size_t i = 0; i < o1.size(); ++i) REQUIRE(std::fabs(o1[i] - o2[i]) <= 2e-6);
+                        }
+                    }
                 }
             }
         }
     }
 }
 
-TEST_CASE("scalar attention equals softmax attention in double precision", "[float_ops][attention]") {
-    const std::int64_t hd = 24, n_pos = 9, n_q = 2;
-    const auto q = random_floats(n_q * hd, 21), k = random_floats(n_pos * hd, 22), v = random_floats(n_pos * hd, 23);
-    std::vector<float> out(n_q * hd), scores(n_q * n_pos);
-    float_kernels(Isa::scalar).attend(q.data(), n_q, hd, k.data(), v.data(), hd, n_pos, 0.25f, out.data(), scores.data());
-    for (std::int64_t j = 0; j < n_q; ++j) {
-        std::vector<double> p(n_pos);
-        double mx = -1e300, sum = 0;
-        for (std::int64_t t = 0; t < n_pos; ++t) {
-            double d = 0;
-            for (std::int64_t i = 0; i < hd; ++i) d += static_cast<double>(q[j * hd + i]) * k[t * hd + i];
-            p[t] = d * 0.25;
-            mx = std::max(mx, p[t]);
+TEST_CASE("attention gives the same bits however the positions are split into pages", "[float_ops][attention][isa]") {
+    // Batch invariance over a paged cache: a sequence's pages lie wherever the pool put them.
+    using ember::KvType;
+    const std::int64_t hd = 64, n_pos = 45, n_q = 2;
+    for (const KvType type : {KvType::f32, KvType::f16, KvType::q8_0}) {
+        for (Isa isa : kernel_test::available_isas()) {
+            INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type));
+            const AttendFn attend = float_kernels(isa).attend(type);
+            const auto q = random_floats(static_cast<std::size_t>(n_q * hd), 5, 0.5f);
+            std::vector<float> want;
+            for (const std::int64_t run : {std::int64_t{45}, std::int64_t{16}, std::int64_t{7}, std::int64_t{1}}) {
+                const KvRows kv(type, hd, n_pos, run);
+                std::vector<float> out(static_cast<std::size_t>(n_q * hd)), scores(static_cast<std::size_t>(n_q * n_pos));
+                attend(q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.125f, 0.0f, out.data(),
+                       scores.data());
+                if (want.empty()) want = out;
+                REQUIRE(out == want);
+            }
         }
-        for (auto& e : p) sum += (e = std::exp(e - mx));
-        for (std::int64_t i = 0; i < hd; ++i) {
-            double o = 0;
-            for (std::int64_t t = 0; t < n_pos; ++t) o += p[t] / sum * v[t * hd + i];
-            REQUIRE(std::fabs(out[j * hd + i] - o) <= 1e-6);
+    }
+}
+
+TEST_CASE("scalar attention equals softmax attention in double precision", "[float_ops][attention]") {
+    for (const ember::KvType type : {ember::KvType::f32, ember::KvType::f16, ember::KvType::q8_0}) {
+        INFO(ember::model::kv_type_name(type));
+        const std::int64_t hd = 32, n_pos = 9, n_q = 2;
+        const auto q = random_floats(n_q * hd, 21);
+        const KvRows kv(type, hd, n_pos, 4);
+        const auto k = kv.stored(true), v = kv.stored(false);  // the values as the cache holds them
+        std::vector<float> out(n_q * hd), scores(n_q * n_pos);
+        float_kernels(Isa::scalar).attend(type)(q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.25f,
+                                                0.0f, out.data(), scores.data());
+        for (std::int64_t j = 0; j < n_q; ++j) {
+            std::vector<double> p(n_pos);
+            double mx = -1e300, sum = 0;
+            for (std::int64_t t = 0; t < n_pos; ++t) {
+                double d = 0;
+                for (std::int64_t i = 0; i < hd; ++i) d += static_cast<double>(q[j * hd + i]) * k[t * hd + i];
+                p[t] = d * 0.25;
+                mx = std::max(mx, p[t]);
+            }
+            for (auto& e : p) sum += (e = std::exp(e - mx));
+            for (std::int64_t i = 0; i < hd; ++i) {
+                double o = 0;
+                for (std::int64_t t = 0; t < n_pos; ++t) o += p[t] / sum * v[t * hd + i];
+                REQUIRE(std::fabs(out[j * hd + i] - o) <= 1e-6);
+            }
         }
     }
 }

@@ -1,8 +1,9 @@
-// The KV cache: sliding-window layers keep only what their queries read, and every query reads
-// the same rows as from a cache that keeps every position, also across compaction, context
-// shifts and save/restore into caches of other sizes.
+// The paged KV cache: sliding-window layers keep only what their queries read, and every query
+// reads the same rows as from a cache that keeps every position, also across page boundaries,
+// context shifts and save/restore into caches of other sizes.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -33,17 +34,24 @@ struct Model {
     }
 };
 
+constexpr std::int64_t kRow = 8;  // n_embd_kv
+
+void put(std::uint8_t* row, const Model& m, std::int64_t layer, int id, bool key) {
+    for (std::int64_t j = 0; j < kRow; ++j) {
+        const float x = m.value(layer, id, j, key);
+        std::memcpy(row + 4 * j, &x, 4);
+    }
+}
+
 void write(KvCache& cache, Model& m, std::int64_t first, std::int64_t n, int& next_id) {
-    cache.reserve(first, first + n - 1);
+    REQUIRE(cache.reserve(first, first + n - 1));
     m.ids.resize(static_cast<std::size_t>(first));
     for (std::int64_t p = first; p < first + n; ++p) {
         const int id = next_id++;
         m.ids.push_back(id);
         for (std::int64_t il = 0; il < cache.n_layer(); ++il) {
-            for (std::int64_t j = 0; j < cache.n_embd_kv(); ++j) {
-                cache.k(il, p)[j] = m.value(il, id, j, true);
-                cache.v(il, p)[j] = m.value(il, id, j, false);
-            }
+            put(cache.k(il, p), m, il, id, true);
+            put(cache.v(il, p), m, il, id, false);
         }
     }
 }
@@ -52,18 +60,23 @@ void write(KvCache& cache, Model& m, std::int64_t first, std::int64_t n, int& ne
 void check_reads(const KvCache& cache, const Model& m, std::int64_t first, std::int64_t end) {
     for (std::int64_t il = 0; il < cache.n_layer(); ++il) {
         for (std::int64_t p = first; p < end; ++p) {
-            const auto span = cache.attend_span(il, p);
             const std::int64_t w = cache.window(il);
             const std::int64_t lo = w == 0 ? 0 : std::max<std::int64_t>(0, p - w + 1);
-            REQUIRE(span.n == p - lo + 1);
-            for (std::int64_t r = 0; r < span.n; ++r) {
-                const int id = m.ids[static_cast<std::size_t>(lo + r)];
-                for (std::int64_t j = 0; j < cache.n_embd_kv(); ++j) {
-                    const auto at = static_cast<std::size_t>(r * cache.n_embd_kv() + j);
-                    REQUIRE(span.k[at] == m.value(il, id, j, true));
-                    REQUIRE(span.v[at] == m.value(il, id, j, false));
+            REQUIRE(cache.attend_first(il, p) == lo);
+            std::int64_t pos = lo;
+            cache.for_each_run(il, lo, p, [&](const std::uint8_t* k, const std::uint8_t* v, std::int64_t n) {
+                for (std::int64_t r = 0; r < n; ++r, ++pos) {
+                    const int id = m.ids[static_cast<std::size_t>(pos)];
+                    for (std::int64_t j = 0; j < kRow; ++j) {
+                        float kx, vx;
+                        std::memcpy(&kx, k + (r * kRow + j) * 4, 4);
+                        std::memcpy(&vx, v + (r * kRow + j) * 4, 4);
+                        REQUIRE(kx == m.value(il, id, j, true));
+                        REQUIRE(vx == m.value(il, id, j, false));
+                    }
                 }
-            }
+            });
+            REQUIRE(pos == p + 1);
         }
     }
 }
@@ -74,9 +87,8 @@ TEST_CASE("sliding layers keep the window: reads equal a full cache's", "[kv]") 
     const auto c = sliding_config();
     for (const std::int64_t n_pinned : {0, 3}) {
         KvCache cache(c, 200, 4, n_pinned);
-        CHECK(cache.capacity(0) < 200);
-        CHECK(cache.capacity(1) == 200);
-        CHECK(cache.capacity(0) == cache.capacity(2));
+        // Global layer: 13 pages of 16; sliding layers far fewer.
+        CHECK(cache.pool().n_pages() < 3 * 13);
         Model m;
         int id = 0;
         std::int64_t pos = 0;
@@ -85,24 +97,31 @@ TEST_CASE("sliding layers keep the window: reads equal a full cache's", "[kv]") 
             check_reads(cache, m, pos, pos + n);
             pos += n;
         }
-        CHECK(cache.base() > n_pinned);  // rows were dropped and the run compacted
-        CHECK(cache.rewind_limit() > 0);
+        CHECK(cache.rewind_limit() > 0);  // sliding layers let pages go
+        CHECK(!cache.holds(0, n_pinned + 2));
+        CHECK(cache.holds(1, n_pinned + 2));
         CHECK_THROWS_WITH(cache.reserve(0, 0), Catch::Contains("sliding-window cache"));
+        // Everything written later still reads right, up to the end of the context.
+        for (; pos < 200; pos += 4) {
+            const std::int64_t n = std::min<std::int64_t>(4, 200 - pos);
+            write(cache, m, pos, n, id);
+            check_reads(cache, m, pos, pos + n);
+        }
     }
 }
 
 TEST_CASE("context shift of a sliding cache keeps the pinned rows and the window", "[kv][shift]") {
     const auto c = sliding_config();
     const std::int64_t n_keep = 3;
-    for (const std::int64_t n_past : {9, 24, 40}) {  // before and after the run dropped rows
+    for (const std::int64_t n_past : {9, 24, 40}) {  // before and after sliding layers dropped pages
         KvCache cache(c, 64, 2, n_keep);
         Model m;
         int id = 0;
         for (std::int64_t p = 0; p < n_past; p += 2) write(cache, m, p, std::min<std::int64_t>(2, n_past - p), id);
         for (const std::int64_t discard : {std::int64_t{1}, std::int64_t{6}, (n_past - n_keep) / 2}) {
-            KvCache shifted = cache;
+            KvCache shifted = cache;  // a copy in a pool of its own
             Model ms = m;
-            shifted.move_down(n_keep + discard, n_keep, n_past - n_keep - discard);
+            REQUIRE(shifted.move_down(n_keep + discard, n_keep, n_past - n_keep - discard));
             ms.ids.erase(ms.ids.begin() + n_keep, ms.ids.begin() + n_keep + discard);
             // Writing continues at the new end; every query reads its window (the pinned rows
             // included once the window reaches back to them).
@@ -113,6 +132,7 @@ TEST_CASE("context shift of a sliding cache keeps the pinned rows and the window
                 check_reads(shifted, ms, p, p + 2);
             }
         }
+        check_reads(cache, m, n_past - 1, n_past);  // the original is untouched
     }
 }
 
@@ -124,21 +144,21 @@ TEST_CASE("a sliding cache restores into caches of other sizes", "[kv][state]") 
     for (std::int64_t p = 0; p < 40; p += 4) write(saved, m, p, 4, id);
     std::vector<KvCache::Held> held;
     for (std::int64_t il = 0; il < 3; ++il) held.push_back(saved.held(il, 40));
-    CHECK(held[0].tail_begin > held[0].prefix_end);  // a gap: the run dropped rows
+    CHECK(held[0].tail_begin > held[0].prefix_end);  // a gap: pages were let go
     CHECK(held[1].prefix_end == 40);                  // the global layer holds all
 
     for (const std::int64_t n_batch : {1, 4, 64}) {
         CAPTURE(n_batch);
         KvCache restored(c, 64, n_batch, 2);
-        const std::int64_t base = restored.restore_base(held, 40, "state");
-        restored.adopt(base);
+        restored.check_restorable(held, 40, "state");
+        REQUIRE(restored.prepare_restore(40));
         for (std::int64_t il = 0; il < 3; ++il) {
             for (std::int64_t p = 0; p < 40; ++p) {
                 const bool in_saved = p < held[static_cast<std::size_t>(il)].prefix_end ||
                                       p >= held[static_cast<std::size_t>(il)].tail_begin;
                 if (!in_saved || !restored.holds(il, p)) continue;
-                std::copy_n(saved.k(il, p), c.n_embd_kv(), restored.k(il, p));
-                std::copy_n(saved.v(il, p), c.n_embd_kv(), restored.v(il, p));
+                std::memcpy(restored.k(il, p), saved.k(il, p), kRow * 4);
+                std::memcpy(restored.v(il, p), saved.v(il, p), kRow * 4);
             }
         }
         check_reads(restored, m, 39, 40);
@@ -149,5 +169,6 @@ TEST_CASE("a sliding cache restores into caches of other sizes", "[kv][state]") 
     }
     // A session pinning more rows than were kept cannot take the state.
     KvCache wider(c, 64, 4, 10);
-    CHECK_THROWS_WITH(wider.restore_base(held, 40, "state.bin"), Catch::Contains("state.bin") && Catch::Contains("layer 0"));
+    CHECK_THROWS_WITH(wider.check_restorable(held, 40, "state.bin"),
+                      Catch::Contains("state.bin") && Catch::Contains("layer 0"));
 }

@@ -233,19 +233,21 @@ TEST_CASE("context shift on the cache: layer-0 keys equal a fresh pass at the ne
         REQUIRE(static_cast<int>(kept.size()) == n_left);
 
         ember::model::KvCache shifted = full, moved = full, fresh(c, 64);
-        std::vector<float> cs(static_cast<std::size_t>(2 * c.n_rot()));
+        std::vector<float> cs(static_cast<std::size_t>(2 * c.n_rot() + c.n_embd_kv()));
         ember::model::shift_context(shifted, c, impl.weights.rope_factors(64, c), 64, n_keep, n_discard, cs);
-        moved.move_down(n_keep + n_discard, n_keep, n_left - n_keep);  // no re-rotation
+        REQUIRE(moved.move_down(n_keep + n_discard, n_keep, n_left - n_keep));  // no re-rotation
         run(fresh, kept, 0, scratch);
 
         // Layer 0 depends on the token alone: keys equal up to rounding, values exactly.
         float k_diff = 0.0f, k_diff_moved = 0.0f;
         for (int p = 0; p < n_left; ++p) {
             const auto n = static_cast<std::size_t>(c.n_embd_kv());
-            const std::span<const float> ks(shifted.k(0, p), n), km(moved.k(0, p), n), kf(fresh.k(0, p), n);
+            // F32 caches: rows of n floats.
+            const auto f = [](const std::uint8_t* row) { return reinterpret_cast<const float*>(row); };
+            const std::span<const float> ks(f(shifted.k(0, p)), n), km(f(moved.k(0, p)), n), kf(f(fresh.k(0, p)), n);
             k_diff = std::max(k_diff, session_test::max_abs_diff(ks, kf));
             k_diff_moved = std::max(k_diff_moved, session_test::max_abs_diff(km, kf));
-            CHECK(std::equal(shifted.v(0, p), shifted.v(0, p) + n, fresh.v(0, p)));
+            CHECK(std::equal(f(shifted.v(0, p)), f(shifted.v(0, p)) + n, f(fresh.v(0, p))));
         }
         CAPTURE(k_diff, k_diff_moved);
         CHECK(k_diff < 1e-4f);
