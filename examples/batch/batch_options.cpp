@@ -30,8 +30,13 @@ const char* usage_text() {
            "  -t, --threads N      threads (default: all, 0..1024)\n"
            "      --json           one JSON object per line: {\"index\", \"prompt\", \"text\"\n"
            "                       (the continuation only), \"n_tokens\", \"ttft_ms\"}\n"
+           "      --kv-type T      how the KV cache stores keys and values: f32 (default), f16,\n"
+           "                       q8_0 (needs a head dimension that is a multiple of 32)\n"
+           "      --kv-tokens N    KV cache pool shared by all prompts, in tokens (default:\n"
+           "                       --parallel x context; 1..1073741824); prompts pause when full\n"
+           "      --no-prefix-cache  do not reuse the KV blocks of prompts with the same start\n"
            "  -h, --help           this text\n"
-           "A summary line (aggregate decode tokens/s, TTFT) goes to stderr.\n";
+           "A summary line (aggregate decode tokens/s, TTFT, prefix-cache hits, KV pool) goes to stderr.\n";
 }
 
 Options parse_options(int argc, char** argv) {
@@ -50,6 +55,15 @@ Options parse_options(int argc, char** argv) {
             o.has_seed = true;
         }
         else if (args.is("--json")) o.json = true;
+        else if (args.is("--kv-type")) {
+            const std::string t = args.value();
+            if (t == "f32") o.kv_type = ember::KvType::f32;
+            else if (t == "f16") o.kv_type = ember::KvType::f16;
+            else if (t == "q8_0") o.kv_type = ember::KvType::q8_0;
+            else throw UsageError("--kv-type: '" + t + "' is not one of f32, f16, q8_0");
+        }
+        else if (args.is("--kv-tokens")) o.kv_tokens = args.int_value(IntRange{1, 1LL << 30});
+        else if (args.is("--no-prefix-cache")) o.prefix_cache = false;
         else if (args.is("-h", "--help")) o.help = true;
         else args.unknown();
     }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/types.hpp"
+
 namespace ember_batch {
 
 struct Options {
@@ -17,6 +19,9 @@ struct Options {
     std::uint64_t seed = 0;
     bool has_seed = false;
     bool json = false;
+    ember::KvType kv_type = ember::KvType::f32;
+    long long kv_tokens = 0;  // 0: room for every prompt's full context
+    bool prefix_cache = true;
     bool help = false;
 };
 

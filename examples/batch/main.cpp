@@ -57,6 +57,9 @@ int run(const ember_batch::Options& o) {
     eo.context = o.context;
     eo.threads = o.threads;
     eo.step_tokens = std::max(512, o.parallel);
+    eo.kv_type = o.kv_type;
+    eo.kv_cache_tokens = o.kv_tokens;
+    eo.prefix_cache = o.prefix_cache;
     ember::Engine engine(model, eo);
 
     // Tokenize (and check) every prompt before the first runs, so a bad line fails fast.
@@ -109,10 +112,14 @@ int run(const ember_batch::Options& o) {
     const double ttft_median = ttft.empty() ? 0.0 : ttft[ttft.size() / 2];
     std::fprintf(stderr,
                  "ember-batch: %zu prompts, parallel %d: %lld prompt tokens, %lld generated in %.2f s: "
-                 "%.1f tokens/s aggregate decode, %lld steps, median TTFT %.1f ms\n",
+                 "%.1f tokens/s aggregate decode, %lld steps, median TTFT %.1f ms; prefix cache %lld hits "
+                 "(%lld tokens); KV pool %.1f MiB, peak %lld of %lld pages, %lld pauses\n",
                  prompts.size(), o.parallel, static_cast<long long>(prompt_tokens),
                  static_cast<long long>(generated), wall, wall > 0 ? static_cast<double>(generated) / wall : 0.0,
-                 static_cast<long long>(st.steps), ttft_median * 1e3);
+                 static_cast<long long>(st.steps), ttft_median * 1e3, static_cast<long long>(st.prefix_hits),
+                 static_cast<long long>(st.prefix_hit_tokens), static_cast<double>(st.kv_bytes) / (1 << 20),
+                 static_cast<long long>(st.kv_pages_peak), static_cast<long long>(st.kv_pages),
+                 static_cast<long long>(st.preemptions));
     return 0;
 }
 
