@@ -63,7 +63,8 @@ struct EngineOptions {
     int threads = 0;
     /// Size of the KV cache pool all requests share, in tokens (each token: keys and values of
     /// every layer). 0: room for every sequence to reach its full context (max_sequences x
-    /// context). Requests take pages of kv_block tokens as they grow. When the pool is full the
+    /// context); the memory is reserved at construction and committed by the system as pages
+    /// are first used. Requests take pages of kv_block tokens as they grow. When the pool is full the
     /// newest requests are paused and resume later by recomputing their cache (results do not
     /// change); a request the pool cannot hold even alone ends with Status::cache_full.
     std::int64_t kv_cache_tokens = 0;

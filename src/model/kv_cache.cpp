@@ -150,6 +150,20 @@ void KvCache::release_layer_blocks(std::int64_t layer, std::int64_t b0, std::int
     }
 }
 
+void KvCache::own_block(std::int64_t layer, std::int64_t b) noexcept {
+    auto& p = pages_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(b)];
+    if (p >= 0 && pool_->refs(p) == 1) return;
+    const std::int32_t fresh = pool_->take();
+    EMBER_ASSERT(fresh >= 0);  // counted by the caller
+    if (p >= 0) {  // shared: copy the rows before writing (copy-on-write)
+        const std::size_t bytes = pool_->row_bytes() * static_cast<std::size_t>(block_);
+        std::memcpy(pool_->k(fresh, 0), pool_->k(p, 0), bytes);
+        std::memcpy(pool_->v(fresh, 0), pool_->v(p, 0), bytes);
+        pool_->unref(p);
+    }
+    p = fresh;
+}
+
 bool KvCache::reserve(std::int64_t first, std::int64_t last) {
     EMBER_ASSERT(0 <= first && first <= size_ && first <= last && last < n_ctx_);
     if (first < rewind_limit()) {
@@ -157,23 +171,11 @@ bool KvCache::reserve(std::int64_t first, std::int64_t last) {
              " reads (it can restart from position " + std::to_string(rewind_limit()) + ")");
     }
     const std::int64_t needed = pages_needed(first, last);
-    if (needed > pool_->free_pages() && needed > pool_->available_pages()) return false;
+    if (!pool_->can_give(needed)) return false;
     // Sliding layers let go of what no query at `first` or later reads (pinned blocks stay).
     drop_sliding_before(first);
     for (std::int64_t l = 0; l < n_layer(); ++l) {
-        auto& t = pages_[static_cast<std::size_t>(l)];
-        for (std::int64_t b = first / block_; b <= last / block_; ++b) {
-            auto& p = t[static_cast<std::size_t>(b)];
-            if (p >= 0 && pool_->refs(p) == 1) continue;
-            const std::int32_t fresh = pool_->take();
-            EMBER_ASSERT(fresh >= 0);  // counted above
-            if (p >= 0) {  // shared: copy the rows before writing (copy-on-write)
-                std::memcpy(pool_->k(fresh, 0), pool_->k(p, 0), pool_->row_bytes() * static_cast<std::size_t>(block_));
-                std::memcpy(pool_->v(fresh, 0), pool_->v(p, 0), pool_->row_bytes() * static_cast<std::size_t>(block_));
-                pool_->unref(p);
-            }
-            p = fresh;
-        }
+        for (std::int64_t b = first / block_; b <= last / block_; ++b) own_block(l, b);
     }
     size_ = std::max(size_, last + 1);
     return true;
@@ -209,29 +211,17 @@ bool KvCache::move_down(std::int64_t from, std::int64_t to, std::int64_t n) {
             needed += (p < 0 || pool_->refs(p) > 1) ? 1 : 0;
         }
     }
-    if (needed > pool_->free_pages() && needed > pool_->available_pages()) return false;
+    if (!pool_->can_give(needed)) return false;
     for (std::int64_t l = 0; l < n_layer(); ++l) {
         const std::int64_t lo = lo_of(l);
-        auto& t = pages_[static_cast<std::size_t>(l)];
-        for (std::int64_t b = lo / block_; b * block_ < end; ++b) {
-            auto& p = t[static_cast<std::size_t>(b)];
-            if (p >= 0 && pool_->refs(p) == 1) continue;
-            const std::int32_t fresh = pool_->take();
-            EMBER_ASSERT(fresh >= 0);
-            if (p >= 0) {
-                std::memcpy(pool_->k(fresh, 0), pool_->k(p, 0), pool_->row_bytes() * static_cast<std::size_t>(block_));
-                std::memcpy(pool_->v(fresh, 0), pool_->v(p, 0), pool_->row_bytes() * static_cast<std::size_t>(block_));
-                pool_->unref(p);
-            }
-            p = fresh;
-        }
+        for (std::int64_t b = lo / block_; b * block_ < end; ++b) own_block(l, b);
         // Ascending: a row is read (at q + d) before any later write could reach it.
         for (std::int64_t q = lo; q < end; ++q) {
             std::memcpy(k(l, q), k(l, q + d), pool_->row_bytes());
             std::memcpy(v(l, q), v(l, q + d), pool_->row_bytes());
         }
         const std::int64_t end_block = (end + block_ - 1) / block_;
-        release_layer_blocks(l, end_block, static_cast<std::int64_t>(t.size()));
+        release_layer_blocks(l, end_block, static_cast<std::int64_t>(pages_[static_cast<std::size_t>(l)].size()));
         if (window(l) > 0) release_layer_blocks(l, pinned_blocks, lo / block_);
     }
     const std::int64_t w = pool_->config().n_swa;
@@ -260,7 +250,7 @@ bool KvCache::copy_to(KvCache& dst) const {
     for (const auto& t : pages_) {
         for (const std::int32_t p : t) needed += p >= 0 ? 1 : 0;
     }
-    if (needed > dst.pool_->free_pages() && needed > dst.pool_->available_pages()) return false;
+    if (!dst.pool_->can_give(needed)) return false;
     for (std::size_t l = 0; l < pages_.size(); ++l) {
         for (std::size_t b = 0; b < pages_[l].size(); ++b) {
             const std::int32_t p = pages_[l][b];
@@ -297,7 +287,7 @@ bool KvCache::prepare_restore(std::int64_t n_past) {
         const std::int64_t b0 = first_block(l);
         needed += last_block + 1 - b0 + std::min(pinned_blocks, b0);
     }
-    if (needed > pool_->free_pages() && needed > pool_->available_pages()) return false;
+    if (!pool_->can_give(needed)) return false;
     for (std::int64_t l = 0; l < n_layer(); ++l) {
         const std::int64_t b0 = first_block(l);
         auto& t = pages_[static_cast<std::size_t>(l)];

@@ -125,6 +125,9 @@ private:
         return pages_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(pos / block_)];
     }
     void release_layer_blocks(std::int64_t layer, std::int64_t b0, std::int64_t b1) noexcept;
+    /// Makes block b of `layer` a page this cache alone holds: a fresh one, or a copy of a
+    /// shared one (copy-on-write). The caller has checked that the pool can give it.
+    void own_block(std::int64_t layer, std::int64_t b) noexcept;
     /// Lets sliding layers go of the (unpinned) blocks no query at `pos` or later reads.
     void drop_sliding_before(std::int64_t pos) noexcept;
 

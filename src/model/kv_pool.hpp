@@ -61,6 +61,8 @@ public:
     std::int64_t free_pages() const noexcept { return static_cast<std::int64_t>(free_.size()); }
     /// Pages that could be had now: free ones plus those only the prefix cache holds.
     std::int64_t available_pages() const;
+    /// Whether take() can give n pages now (evicting cached prefixes as needed).
+    bool can_give(std::int64_t n) const { return n <= free_pages() || n <= available_pages(); }
 
     // ---- pages (for KvCache) --------------------------------------------------------------------
     /// A free page (refcount 1), evicting cached prefixes when none is free; -1 when none can be had.

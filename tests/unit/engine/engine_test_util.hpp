@@ -2,6 +2,8 @@
 // running Session::generate with the same prompt and sampler).
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <string>
 #include <vector>
 
@@ -71,6 +73,16 @@ inline ember::GenerateResult reference(const ember::Model& model, const Spec& sp
     if (s.prefill(model.tokenize(spec.prompt)) != ember::Status::ok) return {};
     auto sampler = sampler_for(spec.seed);
     return s.generate(sampler, session_test::gopts(spec.max_tokens, spec.stop));
+}
+
+/// A request's result equals the lone session's (batch invariance).
+inline void check_equal(const ember::RequestResult& got, const ember::GenerateResult& want) {
+    CHECK(got.tokens == want.tokens);
+    CHECK(got.text == want.text);
+    CHECK(got.stop_reason == want.stop_reason);
+    CHECK(got.status == want.status);
+    CHECK(got.stop_string == want.stop_string);
+    CHECK(got.error.empty());
 }
 
 }  // namespace engine_test

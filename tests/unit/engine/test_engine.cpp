@@ -14,6 +14,7 @@ using ember::RequestHandle;
 using ember::RequestResult;
 using ember::Status;
 using ember::StopReason;
+using engine_test::check_equal;
 using engine_test::eopts;
 using engine_test::reference;
 using engine_test::request_for;
@@ -21,15 +22,6 @@ using engine_test::Spec;
 using engine_test::stories;
 
 namespace {
-
-void check_equal(const RequestResult& got, const ember::GenerateResult& want) {
-    CHECK(got.tokens == want.tokens);
-    CHECK(got.text == want.text);
-    CHECK(got.stop_reason == want.stop_reason);
-    CHECK(got.status == want.status);
-    CHECK(got.stop_string == want.stop_string);
-    CHECK(got.error.empty());
-}
 
 std::vector<Spec> specs(std::uint64_t seed_base, int max_tokens) {
     std::vector<Spec> out;

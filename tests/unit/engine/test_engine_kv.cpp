@@ -13,23 +13,12 @@ using ember::RequestHandle;
 using ember::RequestResult;
 using ember::Status;
 using ember::StopReason;
+using engine_test::check_equal;
 using engine_test::eopts;
 using engine_test::reference;
 using engine_test::request_for;
 using engine_test::Spec;
 using engine_test::stories;
-
-namespace {
-
-void check_equal(const RequestResult& got, const ember::GenerateResult& want) {
-    CHECK(got.tokens == want.tokens);
-    CHECK(got.text == want.text);
-    CHECK(got.stop_reason == want.stop_reason);
-    CHECK(got.status == want.status);
-    CHECK(got.error.empty());
-}
-
-}  // namespace
 
 TEST_CASE("engine: a pool smaller than the running requests need pauses the newest; results unchanged",
           "[engine][kv][pool]") {
