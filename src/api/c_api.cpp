@@ -68,6 +68,7 @@ ember_status from_status(ember::Status s) noexcept {
         case ember::Status::context_full: return EMBER_CONTEXT_FULL;
         case ember::Status::cancelled: return EMBER_CANCELLED;
         case ember::Status::invalid_input: return EMBER_INVALID_INPUT;
+        case ember::Status::cache_full: return EMBER_CONTEXT_FULL;  // only an Engine's pool (not in the C API)
     }
     return EMBER_ERROR_INTERNAL;
 }

@@ -44,7 +44,7 @@ TEST_CASE("engine: a pool smaller than the running requests need pauses the newe
         }
         const auto st = engine.stats();
         CHECK(st.preemptions > 0);
-        CHECK(st.kv_pages == 10 * model.impl()->config.n_layer);  // pages are one layer each
+        CHECK(st.kv_pages == 10 * ember::detail::ModelAccess::impl(model)->config.n_layer);  // pages are one layer each
         if (!prefix_cache) CHECK(st.kv_pages_free == st.kv_pages);  // every page came back
     }
 }
