@@ -8,7 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh
+# In CI (CI=true) the benchmarks are not built: they run no test, and CI time is tight (2 cores).
+if [ "${CI:-}" = true ]; then
+  EXTRA_CMAKE_ARGS="-DEMBER_BUILD_BENCHMARKS=OFF" scripts/setup.sh
+else
+  scripts/setup.sh
+fi
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 
 # ---- ARM64: cross build (scripts/build-aarch64.sh), kernel and end-to-end tests under qemu ------
