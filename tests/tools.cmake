@@ -37,14 +37,17 @@ set(EMBER_SHARED_ARGS -DSHARED_DEFAULT=${EMBER_SHARED_DIR})
 # - F32: final 100 ppm (0.01%; measured 50: 3.9823 vs 3.9821). Running values 500 ppm: llama.cpp
 #   keeps its KV cache in F16 and ember in F32, which moves single log-probabilities by ~1e-3;
 #   the first value averages only 64 tokens (measured 308 ppm, 2.9172 vs 2.9181), the final 320.
-# - Q8_0: 5,000 ppm. Weights are bit-identical, but activations are quantized to int8 per block
-#   in other float orders, so a few roundings flip (measured 0.1%).
+# - Q8_0: final 5,000 ppm. Weights are bit-identical, but activations are quantized to int8 per
+#   block in other float orders, so a few roundings flip (final measured 0.05-0.1%). Running
+#   values 10,000 ppm: the first averages only 64 tokens and moves with the ISA's float order
+#   (2.9118 with AVX2, 2.9166 scalar and NEON, 2.9068 before the float tiles, against 2.8998:
+#   up to 5,800 ppm) while the final value stays within 600 ppm.
 # - Q4_0: 10,000 ppm. The same, with 4-bit weights amplifying each flip; the result depends on
 #   the ISA (scalar 4.2309, AVX2 4.2214, AVX-512 4.2370 against llama.cpp's 4.2237: up to 0.3%).
 set(EMBER_PPL_TOLERANCE_stories260K 100)
 set(EMBER_PPL_CHUNK_TOLERANCE_stories260K 500)
 set(EMBER_PPL_TOLERANCE_stories260K-Q8_0 5000)
-set(EMBER_PPL_CHUNK_TOLERANCE_stories260K-Q8_0 5000)
+set(EMBER_PPL_CHUNK_TOLERANCE_stories260K-Q8_0 10000)
 set(EMBER_PPL_TOLERANCE_stories260K-Q4_0 10000)
 set(EMBER_PPL_CHUNK_TOLERANCE_stories260K-Q4_0 10000)
 foreach(model stories260K stories260K-Q8_0 stories260K-Q4_0)
