@@ -19,10 +19,6 @@ static_assert(std::endian::native == std::endian::little, "GGUF parsing assumes 
 
 namespace {
 
-constexpr std::uint32_t kMagic = 0x46554747;  // "GGUF" read as little-endian u32
-constexpr std::uint64_t kDefaultAlignment = 32;
-constexpr int kMaxArrayDepth = 4;  // arrays nested at most this deep (an array of arrays is 2)
-
 // Smallest encodings, used to bound counts before allocating.
 constexpr std::uint64_t kMinKvBytes = 8 + 4 + 1;              // key length, type, 1-byte value
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;  // name len, n_dims, ne0, type, off
@@ -49,7 +45,7 @@ std::uint64_t min_element_size(ValueType t) noexcept {
 }
 
 // Names come from untrusted bytes: keep messages one printable line.
-std::string quoted(std::string_view s) {
+std::string in_quotes(std::string_view s) {
     std::string q(1, '\'');
     q += printable(s, 200);
     q += '\'';
@@ -197,11 +193,11 @@ std::string type_desc(const Value& v) {
 }
 
 [[noreturn]] void mismatch(std::string_view key, const Value& v, const char* wanted) {
-    fail("key " + quoted(key) + ": expected " + wanted + ", found " + type_desc(v));
+    fail("key " + in_quotes(key) + ": expected " + wanted + ", found " + type_desc(v));
 }
 
 [[noreturn]] void out_of_range(std::string_view key, const Value& v, const std::string& shown, const char* wanted) {
-    fail("key " + quoted(key) + ": " + type_desc(v) + " value " + shown + " does not fit in " + wanted);
+    fail("key " + in_quotes(key) + ": " + type_desc(v) + " value " + shown + " does not fit in " + wanted);
 }
 
 std::string shown_int(const Value& v) {
@@ -320,7 +316,7 @@ struct File::Impl {
     const KeyValue& require(std::string_view key) const {
         const KeyValue* kv = find_kv(key);
         if (kv == nullptr) {
-            fail(name + ": key " + quoted(key) + " not found in the metadata (" + std::to_string(metadata.size()) +
+            fail(name + ": key " + in_quotes(key) + " not found in the metadata (" + std::to_string(metadata.size()) +
                  " keys)");
         }
         return *kv;
@@ -344,7 +340,7 @@ void File::Impl::parse() {
     if (magic != kMagic) {
         std::string shown;
         for (int i = 0; i < 4; ++i) shown += static_cast<char>((magic >> (8 * i)) & 0xff);
-        r.error_at(0, "not a GGUF file: magic is " + quoted(shown) + ", expected 'GGUF'");
+        r.error_at(0, "not a GGUF file: magic is " + in_quotes(shown) + ", expected 'GGUF'");
     }
     version = r.read<std::uint32_t>("version");
     if (version == 1) {
@@ -382,7 +378,7 @@ void File::Impl::parse() {
         KeyValue kv;
         kv.offset = at;
         kv.key = r.read_string("key");
-        r.set_context("key " + quoted(kv.key) + " (entry at byte " + std::to_string(at) + ")");
+        r.set_context("key " + in_quotes(kv.key) + " (entry at byte " + std::to_string(at) + ")");
         const std::size_t type_at = r.pos();
         const auto type_raw = r.read<std::uint32_t>("value type");
         if (!known_value_type(type_raw)) r.error_at(type_at, "unknown value type " + std::to_string(type_raw));
@@ -423,7 +419,7 @@ void File::Impl::parse() {
         TensorInfo t;
         t.info_offset = at;
         t.name = r.read_string("tensor name");
-        r.set_context("tensor " + quoted(t.name) + " (info at byte " + std::to_string(at) + ")");
+        r.set_context("tensor " + in_quotes(t.name) + " (info at byte " + std::to_string(at) + ")");
         if (t.name.empty()) r.error_at(at, "empty tensor name");
         const std::size_t dims_at = r.pos();
         t.n_dims = r.read<std::uint32_t>("n_dims");
@@ -494,7 +490,7 @@ void File::Impl::parse() {
     const std::uint64_t data_size = file_size - data_offset;
     for (TensorInfo& t : tensors) {
         if (t.offset > data_size || t.n_bytes > data_size - t.offset) {
-            fail(name + ": tensor " + quoted(t.name) + " (info at byte " + std::to_string(t.info_offset) +
+            fail(name + ": tensor " + in_quotes(t.name) + " (info at byte " + std::to_string(t.info_offset) +
                  "): data [" + std::to_string(t.offset) + ", " + std::to_string(t.offset) + " + " +
                  std::to_string(t.n_bytes) + ") runs past the end of the data section (" + std::to_string(data_size) +
                  " bytes starting at byte " + std::to_string(data_offset) + ")");
@@ -513,9 +509,9 @@ void File::Impl::parse() {
         const TensorInfo& prev = *order[i - 1];
         const TensorInfo& cur = *order[i];
         if (prev.offset + prev.n_bytes > cur.offset) {  // both in range: no overflow
-            fail(name + ": tensor " + quoted(cur.name) + " (info at byte " + std::to_string(cur.info_offset) +
+            fail(name + ": tensor " + in_quotes(cur.name) + " (info at byte " + std::to_string(cur.info_offset) +
                  "): data [" + std::to_string(cur.offset) + ", " + std::to_string(cur.offset + cur.n_bytes) +
-                 ") overlaps tensor " + quoted(prev.name) + " [" + std::to_string(prev.offset) + ", " +
+                 ") overlaps tensor " + in_quotes(prev.name) + " [" + std::to_string(prev.offset) + ", " +
                  std::to_string(prev.offset + prev.n_bytes) + ") (data offsets, section at byte " +
                  std::to_string(data_offset) + ")");
         }

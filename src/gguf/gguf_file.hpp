@@ -19,6 +19,11 @@
 
 namespace ember::gguf {
 
+/// Format facts the reader and the writer share.
+inline constexpr std::uint32_t kMagic = 0x46554747;  // "GGUF" read as little-endian u32
+inline constexpr std::uint64_t kDefaultAlignment = 32;
+inline constexpr int kMaxArrayDepth = 4;  // arrays nested at most this deep (an array of arrays is 2)
+
 /// GGUF metadata value types (the u32 stored before each value).
 enum class ValueType : std::uint32_t {
     u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7,

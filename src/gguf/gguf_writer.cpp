@@ -12,9 +12,6 @@
 namespace ember::gguf {
 namespace {
 
-constexpr int kMaxArrayDepth = 4;  // matches the reader
-constexpr std::uint64_t kDefaultAlignment = 32;
-
 template <class T>
 void put(std::string& out, T v) {
     char b[sizeof(T)];
@@ -246,7 +243,7 @@ template <class Sink>
 void Writer::write(Sink& sink) const {
     const std::uint64_t align = alignment();
     std::string h;
-    put<std::uint32_t>(h, 0x46554747);  // "GGUF"
+    put<std::uint32_t>(h, kMagic);
     put<std::uint32_t>(h, version_);
     put<std::uint64_t>(h, tensors_.size());
     put<std::uint64_t>(h, kvs_.size());
