@@ -16,27 +16,20 @@
 #include "ember/session.hpp"
 #include "gguf/gguf_file.hpp"
 #include "support/shared_data.hpp"
+#include "tools/tools_test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir() {
-    const fs::path d = fs::temp_directory_path() / ("ember_test_genmodel_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-}
-
-std::vector<char> read_all(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
+fs::path genmodel_dir() { return tools_test::temp_dir("genmodel"); }
+using tools_test::read_all;
 
 }  // namespace
 
 TEST_CASE("generated models have llama metadata, the requested types and a usable synthetic vocabulary",
           "[tools][generate]") {
-    const auto dir = temp_dir();
+    const auto dir = genmodel_dir();
     ember::tools::GenerateOptions g;
     g.shape.n_vocab = 1000;
     g.shape.n_head_kv = 2;
@@ -86,7 +79,7 @@ TEST_CASE("generated models have llama metadata, the requested types and a usabl
 
 TEST_CASE("--vocab-from copies the tokenizer of another model", "[tools][generate]") {
     EMBER_REQUIRE_SHARED("models/stories260K.gguf");
-    const auto dir = temp_dir();
+    const auto dir = genmodel_dir();
     ember::tools::GenerateOptions g;
     g.vocab_from = ember_test::shared_file("models/stories260K.gguf").string();
     g.type = ember::tools::find_file_type("Q8_0");

@@ -24,22 +24,15 @@
 #include "kernels/matmul.hpp"
 #include "kernels/quants.hpp"
 #include "support/shared_data.hpp"
+#include "tools/tools_test_util.hpp"
 
 namespace fs = std::filesystem;
 using ember::TensorType;
 
 namespace {
 
-fs::path temp_dir() {
-    const fs::path d = fs::temp_directory_path() / ("ember_test_tools_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-}
-
-std::vector<char> read_all(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
+fs::path temp_dir() { return tools_test::temp_dir("tools"); }
+using tools_test::read_all;
 
 const ember::tools::FileType& file_type(const char* name) {
     const auto* t = ember::tools::find_file_type(name);

@@ -20,7 +20,7 @@
 namespace ember::tools {
 namespace {
 
-constexpr std::int64_t kChunkElements = std::int64_t{1} << 22;
+constexpr std::int64_t kFillChunkElements = std::int64_t{1} << 22;
 
 std::uint64_t splitmix64(std::uint64_t& s) {
     std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
@@ -188,7 +188,7 @@ void generate_model(const GenerateOptions& o, const std::string& out_path) {
     }
     // One chunk of rows as floats and as the output type (at least one row).
     const std::int64_t widest = std::max({s.n_embd, s.n_ff, n_q});
-    check_memory(saturating_mul(static_cast<std::uint64_t>(std::max(kChunkElements, widest)), 8),
+    check_memory(saturating_mul(static_cast<std::uint64_t>(std::max(kFillChunkElements, widest)), 8),
                  out_path + ": the conversion buffers");
 
     w.set("general.architecture", gguf::MetaValue::string("llama"));
@@ -229,7 +229,7 @@ void generate_model(const GenerateOptions& o, const std::string& out_path) {
         const std::uint64_t name_hash = hash_name(echo_output ? std::string("token_embd.weight") : t.name);
         const float stddev = o.echo && t.name.rfind("blk.", 0) == 0 ? kEchoLayerStd : o.stddev;
         const float scale = echo_output ? kEchoOutputScale : 1.0f;
-        const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kChunkElements / n_cols);
+        const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kFillChunkElements / n_cols);
         for (std::int64_t r0 = 0; r0 < n_rows; r0 += rows_per_chunk) {
             const std::int64_t nr = std::min(rows_per_chunk, n_rows - r0);
             f32.resize(static_cast<std::size_t>(nr * n_cols));

@@ -15,10 +15,11 @@
 #include "gguf/gguf_file.hpp"
 #include "gguf/gguf_writer.hpp"
 #include "support/shared_data.hpp"
+#include "api_test_util.hpp"
+
+using namespace api_test;
 
 namespace {
-
-constexpr const char* kStories = "models/stories260K.gguf";
 
 std::string stories_path() { return ember_test::shared_file(kStories).string(); }
 
@@ -34,34 +35,10 @@ ember::SessionOptions context(int n) {
     return o;
 }
 
-// stories260K with `edit` applied to a Writer holding its metadata; tensors are added by `edit`.
-template <class Edit>
-std::vector<std::uint8_t> rewrite_stories(Edit edit) {
-    const auto file = ember::gguf::File::open(stories_path());
-    ember::gguf::Writer w;
-    w.copy_metadata(file);
-    edit(w, file);
-    return w.write_to_bytes();
-}
-
-void add_all_tensors(ember::gguf::Writer& w, const ember::gguf::File& file) {
-    for (const auto& t : file.tensors()) {
-        std::vector<std::int64_t> dims(t.ne, t.ne + t.n_dims);
-        w.add_tensor_view(t.name, t.type, dims, {t.data, t.n_bytes});
-    }
-}
-
 std::vector<float> last_logits(const ember::Model& model, const std::vector<ember::Token>& ids) {
     ember::Session s(model, context(32));
     REQUIRE(s.prefill(ids) == ember::Status::ok);
     return {s.logits().begin(), s.logits().end()};
-}
-
-float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    float m = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-    return m;
 }
 
 }  // namespace

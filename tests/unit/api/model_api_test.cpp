@@ -13,33 +13,17 @@
 #include "gguf/gguf_file.hpp"
 #include "gguf/gguf_writer.hpp"
 #include "support/shared_data.hpp"
+#include "api_test_util.hpp"
+
+using namespace api_test;
 
 namespace {
-
-constexpr const char* kStories = "models/stories260K.gguf";
 
 std::vector<std::uint8_t> read_bytes(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// stories260K rewritten with `edit` applied to a Writer holding its metadata and tensors.
-template <class Edit>
-std::vector<std::uint8_t> rewrite_stories(Edit edit) {
-    const auto file = ember::gguf::File::open(ember_test::shared_file(kStories).string());
-    ember::gguf::Writer w;
-    w.copy_metadata(file);
-    edit(w, file);
-    return w.write_to_bytes();
-}
-
-void add_all_tensors(ember::gguf::Writer& w, const ember::gguf::File& file, std::string_view skip = {}) {
-    for (const auto& t : file.tensors()) {
-        if (t.name == skip) continue;
-        std::vector<std::int64_t> dims(t.ne, t.ne + t.n_dims);
-        w.add_tensor_view(t.name, t.type, dims, {t.data, t.n_bytes});
-    }
-}
 
 }  // namespace
 

@@ -10,18 +10,14 @@
 #include "ember/ember.hpp"
 #include "kernels/matmul.hpp"
 #include "support/shared_data.hpp"
+#include "api_test_util.hpp"
+
+using namespace api_test;
 
 namespace {
 
-constexpr const char* kStories = "models/stories260K.gguf";
 using Pooling = ember::EmbedOptions::Pooling;
 
-float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    float d = 0.0f;
-    for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
-    return d;
-}
 
 double norm(const std::vector<float>& v) {
     double s = 0.0;

@@ -8,10 +8,12 @@
 
 #include "ember/ember.hpp"
 #include "support/shared_data.hpp"
+#include "api_test_util.hpp"
+
+using namespace api_test;
 
 namespace {
 
-constexpr const char* kStories = "models/stories260K.gguf";
 
 double log_softmax(const std::vector<float>& logits, std::size_t i) {
     double max = -INFINITY, sum = 0.0;

@@ -11,10 +11,12 @@
 #include "gguf/gguf_writer.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/shared_data.hpp"
+#include "api_test_util.hpp"
+
+using namespace api_test;
 
 namespace {
 
-constexpr const char* kStories = "models/stories260K.gguf";
 
 // stories260K with a few more metadata entries of types it lacks.
 ember::Model stories_with_extra_metadata() {

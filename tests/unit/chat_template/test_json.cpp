@@ -10,7 +10,7 @@ using ember::json::Value;
 
 namespace {
 
-std::string parse_error(const std::string& text) {
+std::string json_parse_error(const std::string& text) {
     try {
         (void)ember::json::parse(text);
     } catch (const ember::Error& e) {
@@ -70,13 +70,13 @@ TEST_CASE("json: Python float repr", "[chat_template][json]") {
 }
 
 TEST_CASE("json: errors name line and column", "[chat_template][json]") {
-    CHECK_THAT(parse_error("[1,\n 2,,]"), Catch::StartsWith("JSON: line 2, column 4: syntax error"));
-    CHECK_THAT(parse_error("{\"a\" 1}"), Catch::StartsWith("JSON: line 1, column 6: syntax error") &&
+    CHECK_THAT(json_parse_error("[1,\n 2,,]"), Catch::StartsWith("JSON: line 2, column 4: syntax error"));
+    CHECK_THAT(json_parse_error("{\"a\" 1}"), Catch::StartsWith("JSON: line 1, column 6: syntax error") &&
                                              Catch::Contains("expected ':'"));
-    CHECK_THAT(parse_error("\"abc"), Catch::StartsWith("JSON: line 1, column 5:") && Catch::Contains("missing closing quote"));
-    CHECK_THAT(parse_error("[1] x"), Catch::StartsWith("JSON: line 1, column 5:") && Catch::Contains("expected end of input"));
-    CHECK_THAT(parse_error("\"\xFF\""), Catch::Contains("ill-formed UTF-8"));
-    CHECK(parse_error(std::string(1000, '[')) == "JSON: nesting deeper than 512 levels");
-    CHECK(parse_error(std::string(512, '[') + std::string(512, ']')) == "<no error>");
-    CHECK_THAT(parse_error("01"), Catch::StartsWith("JSON: line 1, column 2:"));
+    CHECK_THAT(json_parse_error("\"abc"), Catch::StartsWith("JSON: line 1, column 5:") && Catch::Contains("missing closing quote"));
+    CHECK_THAT(json_parse_error("[1] x"), Catch::StartsWith("JSON: line 1, column 5:") && Catch::Contains("expected end of input"));
+    CHECK_THAT(json_parse_error("\"\xFF\""), Catch::Contains("ill-formed UTF-8"));
+    CHECK(json_parse_error(std::string(1000, '[')) == "JSON: nesting deeper than 512 levels");
+    CHECK(json_parse_error(std::string(512, '[') + std::string(512, ']')) == "<no error>");
+    CHECK_THAT(json_parse_error("01"), Catch::StartsWith("JSON: line 1, column 2:"));
 }

@@ -5,12 +5,17 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 
 namespace grammar_test {
 
 using ojson = nlohmann::ordered_json;
+
+// std::regex is slow to compile: its users live in schema_validator.cpp, built once.
+/// Whether `str` matches the ECMAScript `pattern` anywhere (JSON Schema's "pattern").
+bool matches_pattern(const std::string& str, const std::string& pattern);
+/// Whether `str` is a valid `format` ("date", "time", "date-time", "uuid"; others: true).
+bool matches_format(const std::string& str, const std::string& format);
 
 class SchemaValidator {
 public:
@@ -112,22 +117,11 @@ private:
             const std::string str = v.get<std::string>();
             if (s.contains("minLength") && code_points(str) < s["minLength"].get<std::size_t>()) return where + ": too short";
             if (s.contains("maxLength") && code_points(str) > s["maxLength"].get<std::size_t>()) return where + ": too long";
-            if (s.contains("pattern") && !std::regex_search(str, std::regex(s["pattern"].get<std::string>(), std::regex::ECMAScript))) {
+            if (s.contains("pattern") && !matches_pattern(str, s["pattern"].get<std::string>())) {
                 return where + ": does not match the pattern";
             }
-            if (s.contains("format")) {
-                static const std::regex date(R"(^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$)");
-                static const std::regex time(R"(^([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{3})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$)");
-                static const std::regex uuid(R"(^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$)");
-                const std::string f = s["format"].get<std::string>();
-                const std::size_t t = str.find('T');
-                const bool ok = f == "date" ? std::regex_match(str, date)
-                                : f == "time" ? std::regex_match(str, time)
-                                : f == "date-time" ? (t != std::string::npos && std::regex_match(str.substr(0, t), date) &&
-                                                      std::regex_match(str.substr(t + 1), time))
-                                : f == "uuid" ? std::regex_match(str, uuid)
-                                              : true;
-                if (!ok) return where + ": not a " + f;
+            if (s.contains("format") && !matches_format(str, s["format"].get<std::string>())) {
+                return where + ": not a " + s["format"].get<std::string>();
             }
         }
         if (v.is_number()) {

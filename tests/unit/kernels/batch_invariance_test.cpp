@@ -20,19 +20,19 @@ using kernel_test::random_floats;
 
 namespace {
 
-const TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
+const TensorType kEveryType[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
                              TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
                              TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
 
-struct Weights {
+struct TypedWeights {
     std::vector<std::uint8_t> bytes;
     gguf::TensorInfo info;
 };
 
-Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n) {
+TypedWeights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n) {
     const auto traits = tensor_type_traits(static_cast<std::uint32_t>(t));
     const auto stride = static_cast<std::size_t>(n / traits->block_size * traits->block_bytes);
-    Weights w;
+    TypedWeights w;
     w.bytes.assign(stride * static_cast<std::size_t>(n_rows), 0);
     const auto f = random_floats(static_cast<std::size_t>(n_rows * n), 5);
     for (std::int64_t r = 0; r < n_rows; ++r) {
@@ -63,11 +63,11 @@ TEST_CASE("matmul: each row's result is bitwise independent of the batch and the
     // 37 rows: two full packed groups and a partial one; 20 tokens: two 8-token tiles and a
     // remainder, and the sub-batches below cut them at other remainders.
     const std::int64_t n_rows = 37, n_tokens = 20;
-    for (TensorType t : kTypes) {
+    for (TensorType t : kEveryType) {
         const bool kq = t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
         const bool plain = t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
         const std::int64_t n = kq ? 512 : plain ? 100 : 96;  // 100: float rows with a vector tail
-        const Weights wts = make_weights(t, n_rows, n);
+        const TypedWeights wts = make_weights(t, n_rows, n);
         const auto x = random_floats(static_cast<std::size_t>(n_tokens * n), 11, 2.0f);
         for (const Packing packing : {Packing::never, Packing::always}) {
             const WeightMatrix w = WeightMatrix::prepare(wts.info, packing);
@@ -102,7 +102,7 @@ TEST_CASE("matmul_many: fused q/k/v-style products equal separate single-row pro
     const std::int64_t n = 128, n_tokens = 11;
     for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::F32}) {
         INFO(tensor_type_name(t));
-        const Weights a = make_weights(t, 32, n), b = make_weights(t, 16, n);
+        const TypedWeights a = make_weights(t, 32, n), b = make_weights(t, 16, n);
         const WeightMatrix wa = WeightMatrix::prepare(a.info), wb = WeightMatrix::prepare(b.info);
         const auto x = random_floats(static_cast<std::size_t>(n_tokens * n), 17);
         std::vector<std::byte> scratch(std::max(matmul_scratch_bytes(wa, n_tokens), matmul_scratch_bytes(wb, n_tokens)));

@@ -33,7 +33,7 @@ std::vector<Job> jobs_for(int thread_index) {
     return jobs;
 }
 
-ember::Sampler seeded(std::uint64_t seed) {
+ember::Sampler temperature_sampler(std::uint64_t seed) {
     ember::SamplerOptions o;
     o.temperature = 0.8f;
     o.seed = seed;
@@ -48,7 +48,7 @@ std::vector<std::vector<Token>> run_jobs(const ember::Model& model, const std::v
     std::vector<std::vector<Token>> out(jobs.size());
     for (const Job& job : jobs) {
         sessions.emplace_back(model, sopts(128, threads));
-        samplers.push_back(seeded(job.seed));
+        samplers.push_back(temperature_sampler(job.seed));
         if (sessions.back().prefill(model.tokenize(job.prompt)) != Status::ok) return {};
     }
     for (int i = 0; i < n_tokens; ++i) {
@@ -104,7 +104,7 @@ TEST_CASE("seeded sampling: the same tokens and logits with 1 and 2 threads", "[
     for (const int threads : {1, 2, 1}) {
         Session s(model, sopts(256, threads));
         REQUIRE(s.prefill(prompt) == Status::ok);
-        auto sampler = seeded(42);
+        auto sampler = temperature_sampler(42);
         const auto r = s.generate(sampler, gopts(200));
         if (r.stop_reason != ember::StopReason::max_tokens) WARN("stopped early: " << ember::to_string(r.stop_reason));
         runs.push_back(r.tokens);
