@@ -13,6 +13,7 @@ if(EMBER_CHECK_SNIPPETS)
               "${EMBER_SOURCE}/tests/consumers/designated_init.cpp")
   target_link_libraries(ember_doc_snippets PRIVATE ember::ember)
   target_compile_options(ember_doc_snippets PRIVATE ${ember_strict_flags})
+  set_target_properties(ember_doc_snippets PROPERTIES UNITY_BUILD OFF)  # separate programs
 
   file(GLOB ember_c_snippets CONFIGURE_DEPENDS "${EMBER_SOURCE}/docs/snippets/*.c")
   if(ember_c_snippets)
@@ -22,5 +23,6 @@ if(EMBER_CHECK_SNIPPETS)
     set_target_properties(ember_doc_c_snippets PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON
                                                           C_EXTENSIONS OFF)
     target_compile_options(ember_doc_c_snippets PRIVATE ${ember_strict_flags})
+    set_target_properties(ember_doc_c_snippets PROPERTIES UNITY_BUILD OFF)
   endif()
 endif()

@@ -5,7 +5,9 @@
 #                  --static ember` (the prefix differs from the configure-time one: ember.pc must
 #                  be relocatable).
 #   fetch_content: the project pulls this checkout (FETCHCONTENT_SOURCE_DIR_EMBER) with no
-#                  CMAKE_BUILD_TYPE and BUILD_SHARED_LIBS=ON, compiles every documented snippet
+#                  CMAKE_BUILD_TYPE, BUILD_SHARED_LIBS=ON and CMAKE_UNITY_BUILD=ON (a consumer's
+#                  global setting that reaches ember: its sources must build merged, and the
+#                  test takes half the time), compiles every documented snippet
 #                  with -Werror, and checks the compile commands: ember's sources optimised,
 #                  no OpenMP flag or private include directory on the consumer's files. Then
 #                  installs that shared libember and builds the find_package project against it.
@@ -58,7 +60,7 @@ if(KIND STREQUAL "find_package")
   list(APPEND args -DCMAKE_PREFIX_PATH=${WORK}/prefix -DCMAKE_BUILD_TYPE=Release)
 else()
   list(APPEND args -DFETCHCONTENT_SOURCE_DIR_EMBER=${EMBER_SOURCE} -DBUILD_SHARED_LIBS=ON
-                   -DEMBER_CHECK_SNIPPETS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DEMBER_INSTALL=ON)
+                   -DCMAKE_UNITY_BUILD=ON -DEMBER_CHECK_SNIPPETS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DEMBER_INSTALL=ON)
 endif()
 run_checked("configure" ${CMAKE_COMMAND} -S "${WORK}/src" -B "${WORK}/build" -G Ninja ${args})
 run_checked("build" ${CMAKE_COMMAND} --build "${WORK}/build" -j 2)
@@ -102,7 +104,8 @@ foreach(i RANGE ${last})
   string(JSON file GET "${commands}" ${i} file)
   string(JSON command GET "${commands}" ${i} command)
   string(FIND "${file}" "${EMBER_SOURCE}/src/" in_ember)
-  if(in_ember EQUAL 0)
+  string(FIND "${file}" "/_deps/ember-build/" in_ember_unity)  # ember's merged (unity) sources
+  if(in_ember EQUAL 0 OR in_ember_unity GREATER_EQUAL 0)
     # The last -O flag wins: ember's own sources must be optimised without a build type.
     string(REGEX MATCHALL " -O[0-9a-z]*" levels "${command}")
     list(POP_BACK levels level)
