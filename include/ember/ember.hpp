@@ -12,6 +12,7 @@
 //   }
 #pragma once
 
+#include "ember/decoding.hpp"
 #include "ember/engine.hpp"
 #include "ember/error.hpp"
 #include "ember/grammar.hpp"

@@ -160,6 +160,7 @@ void KvCache::own_block(std::int64_t layer, std::int64_t b) noexcept {
         std::memcpy(pool_->k(fresh, 0), pool_->k(p, 0), bytes);
         std::memcpy(pool_->v(fresh, 0), pool_->v(p, 0), bytes);
         pool_->unref(p);
+        pool_->count_copy();
     }
     p = fresh;
 }

@@ -70,6 +70,9 @@ public:
     void ref(std::int32_t page) noexcept;
     void unref(std::int32_t page) noexcept;
     std::int32_t refs(std::int32_t page) const noexcept { return refs_[static_cast<std::size_t>(page)]; }
+    /// Shared pages copied before a write (copy-on-write), counted by KvCache since construction.
+    std::int64_t copies() const noexcept { return copies_; }
+    void count_copy() noexcept { ++copies_; }
     std::uint8_t* k(std::int32_t page, std::int64_t row) noexcept { return k_.get() + offset(page, row); }
     std::uint8_t* v(std::int32_t page, std::int64_t row) noexcept { return v_.get() + offset(page, row); }
     const std::uint8_t* k(std::int32_t page, std::int64_t row) const noexcept { return k_.get() + offset(page, row); }
@@ -108,6 +111,7 @@ private:
     std::unique_ptr<std::uint8_t[]> k_, v_;
     std::vector<std::int32_t> refs_;
     std::vector<std::int32_t> free_;
+    std::int64_t copies_ = 0;
 
     // Prefix tree: nodes_[0] is the root (no tokens, no pages).
     struct Node {

@@ -6,6 +6,7 @@
 
 #include "ember/sampler.hpp"
 #include "runtime/fail.hpp"
+#include "sampling/log_softmax.hpp"
 
 namespace ember {
 namespace {
@@ -17,6 +18,25 @@ bool ahead(const TokenLogprob& a, const TokenLogprob& b) noexcept {
 
 }  // namespace
 
+namespace sampling {
+
+double log_normalizer(std::span<const float> logits, const char* who) {
+    const std::string name(who);
+    if (logits.empty()) fail(name + ": no logits");
+    float max = -INFINITY;
+    for (std::size_t i = 0; i < logits.size(); ++i) {
+        const float l = logits[i];
+        if (std::isnan(l) || l == INFINITY) fail(name + ": logit " + std::to_string(i) + " is " + std::to_string(l));
+        max = std::max(max, l);
+    }
+    if (max == -INFINITY) fail(name + ": every logit is -INFINITY");
+    double sum = 0.0;
+    for (float l : logits) sum += std::exp(static_cast<double>(l) - max);
+    return static_cast<double>(max) + std::log(sum);
+}
+
+}  // namespace sampling
+
 TokenLogprobs logprobs(std::span<const float> logits, Token token, int top_n) {
     const auto n = static_cast<std::int64_t>(logits.size());
     if (n == 0) fail("logprobs: no logits");
@@ -24,16 +44,7 @@ TokenLogprobs logprobs(std::span<const float> logits, Token token, int top_n) {
         fail("logprobs: token " + std::to_string(token) + " is outside [0, " + std::to_string(n) + ")");
     }
     if (top_n < 0) fail("logprobs: top_n must be >= 0, got " + std::to_string(top_n));
-    float max = -INFINITY;
-    for (std::int64_t i = 0; i < n; ++i) {
-        const float l = logits[static_cast<std::size_t>(i)];
-        if (std::isnan(l) || l == INFINITY) fail("logprobs: logit " + std::to_string(i) + " is " + std::to_string(l));
-        max = std::max(max, l);
-    }
-    if (max == -INFINITY) fail("logprobs: every logit is -INFINITY");
-    double sum = 0.0;
-    for (float l : logits) sum += std::exp(static_cast<double>(l) - max);
-    const double log_z = static_cast<double>(max) + std::log(sum);
+    const double log_z = sampling::log_normalizer(logits, "logprobs");
     auto logprob = [&](float l) { return static_cast<float>(static_cast<double>(l) - log_z); };
 
     TokenLogprobs out;
