@@ -58,8 +58,17 @@ add_test(NAME chat_grammar
 add_test(NAME chat_flags
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_flags.cmake)
+# --beams: the shared beam-search reference text for every case; --samples N: N separate runs.
+add_test(NAME chat_stories_beams
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                 -DREFERENCE=@SHARED@/reference/stories260K-beam.txt
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_beams.cmake)
+add_test(NAME chat_stories_samples
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_samples.cmake)
 set_tests_properties(example_embed example_json_output chat_stories_greedy chat_repl_pipe chat_grammar chat_flags
-                     chat_stories_greedy_draft chat_stories_greedy_lookup chat_speculative_flags PROPERTIES
+                     chat_stories_greedy_draft chat_stories_greedy_lookup chat_speculative_flags
+                     chat_stories_beams chat_stories_samples PROPERTIES
   SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 # ember-batch: the greedy reference text at every --parallel, --json, usage errors.
 add_test(NAME batch_stories_greedy

@@ -2,6 +2,7 @@
 
 #include "cli/text_input.hpp"
 
+#include "ember/decoding.hpp"
 #include "ember/error.hpp"
 #include "ember/grammar.hpp"
 
@@ -17,10 +18,29 @@ constexpr IntRange kTopKRange{0, 1 << 24};
 constexpr IntRange kRepeatLastNRange{0, 1 << 20};
 constexpr IntRange kDraftMaxRange{1, 64};
 constexpr IntRange kLookupRange{1, 16};
+constexpr IntRange kBeamsRange{1, ember::kMaxBeams};
+constexpr IntRange kSamplesRange{1, ember::kMaxSamples};
 constexpr RealRange kTempRange{0.0, 100.0};
 constexpr RealRange kProbabilityRange{0.0, 1.0};
 constexpr RealRange kRepeatPenaltyRange{0.0, 100.0, true};
 constexpr RealRange kPenaltyRange{-100.0, 100.0};
+
+// --beams and --samples answer one prompt (-p or -f) in one go: no interactive mode and no
+// speculative decoding; beam search scores the model's own distribution, so it takes none of
+// the sampling constraints either.
+void check_strategy(const Options& o) {
+    if (o.beams == 0 && o.samples == 0) return;
+    const std::string flag = o.beams > 0 ? "--beams" : "--samples";
+    if (o.beams > 0 && o.samples > 0) throw UsageError("--beams and --samples exclude each other");
+    if (!o.has_prompt) throw UsageError(flag + " needs -p or -f (it has no interactive mode)");
+    if (!o.draft.empty() || o.lookup > 0) throw UsageError(flag + " cannot be combined with --draft or --lookup");
+    if (o.beams == 0) return;
+    if (o.n_predict < 1) throw UsageError("--beams needs -n N with N >= 1 (the tokens to search)");
+    if (!o.stop.empty()) throw UsageError("--beams cannot be combined with --stop");
+    if (!o.sampler.grammar.empty() || !o.sampler.json_schema.empty()) {
+        throw UsageError("--beams cannot be combined with --grammar, --json-schema or --json-object");
+    }
+}
 
 // A grammar or schema that does not compile is a bad command line: say so before loading the
 // model, naming the file.
@@ -75,6 +95,11 @@ const char* usage_text() {
            "      --draft-max N       most tokens proposed per step, 1..64 (default 8; adaptive below)\n"
            "      --lookup N          speculative decoding by prompt lookup: guesses from earlier\n"
            "                          text matching the last 1..N tokens, N = 1..16 (no draft model)\n"
+           "      --beams B           beam search with B beams, 1..256, over -n N tokens (required):\n"
+           "                          prints the most likely text, its log-probability on stderr\n"
+           "                          (sampling flags do not apply; needs -p or -f)\n"
+           "      --samples N         N samples of the prompt, 1..256, decoded together: sample i is\n"
+           "                          what --seed S+i alone prints; separated by a line ---\n"
            "      --quiet             no progress bar or timings on stderr\n"
            "  -h, --help              this text\n";
 }
@@ -115,6 +140,8 @@ Options parse_options(int argc, char** argv) {
         else if (args.is("--draft")) o.draft = args.value();
         else if (args.is("--draft-max")) o.draft_max = static_cast<int>(args.int_value(kDraftMaxRange));
         else if (args.is("--lookup")) o.lookup = static_cast<int>(args.int_value(kLookupRange));
+        else if (args.is("--beams")) o.beams = static_cast<int>(args.int_value(kBeamsRange));
+        else if (args.is("--samples")) o.samples = static_cast<int>(args.int_value(kSamplesRange));
         else if (args.is("--quiet")) o.quiet = true;
         else if (args.is("-h", "--help")) o.help = true;
         else args.unknown();
@@ -126,6 +153,7 @@ Options parse_options(int argc, char** argv) {
         if (stop.empty()) throw UsageError("--stop needs a non-empty text");
     }
     check_constraint(o);
+    check_strategy(o);
     return o;
 }
 

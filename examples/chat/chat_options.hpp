@@ -29,6 +29,8 @@ struct Options {
     std::string draft;           // --draft MODEL: speculative decoding with a draft model
     int draft_max = 8;           // --draft-max N: most tokens proposed per step
     int lookup = 0;              // --lookup N: speculative decoding by prompt lookup (n-gram size)
+    int beams = 0;               // --beams B: beam search with B beams (0: off)
+    int samples = 0;             // --samples N: N samples with seeds S..S+N-1 (0: off)
     bool quiet = false;
     bool help = false;
     ember::SamplerOptions sampler;

@@ -88,8 +88,8 @@ void Conversation::generate(Answer& answer, std::FILE* out) {
     answer.status = r.status == ember::Status::cancelled ? ember::Status::ok : r.status;
 }
 
-Answer Conversation::user_turn(const std::string& text, std::FILE* out) {
-    Answer answer;
+std::vector<ember::Token> Conversation::turn_tokens(const std::string& text, bool completion) {
+    if (completion) return model_.tokenize(text, {.add_bos = true});
     history_.push_back({"user", text});
     const std::string prompt =
         model_.apply_chat_template(history_, /*add_generation_prompt=*/true, options_.chat_template);
@@ -97,7 +97,12 @@ Answer Conversation::user_turn(const std::string& text, std::FILE* out) {
     // Templates that write the BOS themselves (Gemma, Llama 3) would get a second one from the
     // tokenizer; llama.cpp strips it from the rendered text, which gives the same tokens.
     if (tokens.size() >= 2 && tokens[0] == model_.bos() && tokens[1] == model_.bos()) tokens.erase(tokens.begin());
-    answer.status = sync(tokens, answer);
+    return tokens;
+}
+
+Answer Conversation::user_turn(const std::string& text, std::FILE* out) {
+    Answer answer;
+    answer.status = sync(turn_tokens(text, false), answer);
     generate(answer, out);
     history_.push_back({"assistant", answer.text});
     return answer;
@@ -105,10 +110,13 @@ Answer Conversation::user_turn(const std::string& text, std::FILE* out) {
 
 Answer Conversation::complete(const std::string& prompt, std::FILE* out) {
     Answer answer;
-    const auto tokens = model_.tokenize(prompt, {.add_bos = true});
-    answer.status = sync(tokens, answer);
+    answer.status = sync(turn_tokens(prompt, true), answer);
     generate(answer, out);
     return answer;
+}
+
+void Conversation::prefill_turn(const std::string& text, bool completion, Answer& answer) {
+    answer.status = sync(turn_tokens(text, completion), answer);
 }
 
 std::string Conversation::metrics_line(const Answer& a) {

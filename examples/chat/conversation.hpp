@@ -36,6 +36,11 @@ public:
     /// Continues `prompt` as raw text (no template), streaming the continuation to `out`.
     Answer complete(const std::string& prompt, std::FILE* out);
 
+    /// Brings the session to the prompt of one turn without answering it: `text` as a user
+    /// message with the chat template, or as raw text (`completion`). For --beams and
+    /// --samples (strategies.cpp), which answer from the session themselves.
+    void prefill_turn(const std::string& text, bool completion, Answer& answer);
+
     /// Forgets the conversation (the system message stays).
     void reset();
 
@@ -50,6 +55,8 @@ public:
     std::vector<ember::ChatMessage>& history() noexcept { return history_; }
 
 private:
+    /// The tokens of a turn's prompt (adds the user message to the history in chat mode).
+    std::vector<ember::Token> turn_tokens(const std::string& text, bool completion);
     /// Brings the session to exactly `tokens`, reusing the longest cached prefix.
     ember::Status sync(const std::vector<ember::Token>& tokens, Answer& answer);
     /// Samples and streams until end of generation, -n, a stop string or Ctrl-C.

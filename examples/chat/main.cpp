@@ -3,6 +3,8 @@
 //   ember-chat -m MODEL                       interactive chat on stdin/stdout
 //   ember-chat -m MODEL -p PROMPT [-n N]      one turn (raw completion with --completion or for
 //                                             models without a chat template), then exit
+//   ember-chat ... -p PROMPT -n N --beams B   that turn by beam search (strategies.cpp)
+//   ember-chat ... -p PROMPT --samples N      N samples of it, seeds S..S+N-1
 //
 // Only the model's text goes to stdout (with -p in completion mode: the prompt, then the
 // continuation); logs, the progress bar and metrics go to stderr. Exit codes: 0 success,
@@ -18,6 +20,7 @@
 #include "cli/report.hpp"
 #include "cli/text_input.hpp"
 #include "conversation.hpp"
+#include "strategies.hpp"
 #include "ember/ember.hpp"
 #include "terminal.hpp"
 
@@ -145,6 +148,8 @@ int run(const Options& opt) {
         }
         return repl(opt, chat);
     }
+    if (opt.beams > 0) return run_beams(opt, chat, completion);
+    if (opt.samples > 0) return run_samples(opt, model, chat, completion);
     Answer a;
     if (completion) {
         std::fwrite(opt.prompt.data(), 1, opt.prompt.size(), stdout);
