@@ -157,3 +157,53 @@ TEST_CASE("best_of: by mean log-probability or a scorer, ties to the lower index
     CHECK_THROWS_WITH(ember::best_of(std::vector<ember::GenerateResult>{}), Contains("no samples"));
     CHECK_THROWS_WITH(ember::best_of(xs, [](const ember::GenerateResult&) { return NAN; }), Contains("NaN"));
 }
+
+TEST_CASE("decoding on an F16 KV cache and other architectures (sliding windows): samples equal lone runs", "[samples]") {
+    struct Case {
+        const char* model;
+        ember::KvType kv;
+    };
+    // (Q8_0 needs a head dimension of 32 or more: these models' is 8.)
+    for (const Case c : {Case{"models/stories260K.gguf", ember::KvType::f16},
+                         Case{"models/arch/stories260K-gemma2.gguf", ember::KvType::f32},
+                         Case{"models/arch/stories260K-qwen3.gguf", ember::KvType::f32}}) {
+        if (EMBER_SHARED_MISSING(c.model)) continue;
+        INFO(c.model << " kv " << static_cast<int>(c.kv));
+        ember::ModelOptions mo;
+        mo.threads = 1;
+        const ember::Model model = ember::Model::load(ember_test::shared_file(c.model).string(), mo);
+        ember::SessionOptions so;
+        so.context = 160;
+        so.threads = 2;
+        so.kv_type = c.kv;
+        so.batch = 8;  // a prompt in chunks, past gemma2's window
+        const auto prompt = model.tokenize("Once upon a time, there was a little girl named Lily. She loved to play outside.");
+        ember::Session s(model, so);
+        s.prefill(prompt);
+        auto samplers = ember::make_samplers(model, sampling(11), 3);
+        const auto r = ember::generate_samples(s, samplers, samples_opts(100));
+        for (std::size_t i = 0; i < 3; ++i) {
+            ember::Session lone(model, so);
+            lone.prefill(prompt);
+            ember::Sampler sampler(model, sampling(11 + i));
+            CHECK(lone.generate(sampler, samples_opts(100).generate).tokens == r.samples[i].tokens);
+        }
+        // Beam search: each hypothesis's sum is its tokens' log-probabilities in a lone session.
+        ember::BeamSearchOptions bo;
+        bo.beams = 3;
+        bo.max_tokens = 40;
+        bo.n_best = 3;
+        const auto b = ember::beam_search(s, bo);
+        for (const auto& h : b.hypotheses) {
+            ember::Session check(model, so);
+            check.prefill(prompt);
+            double sum = 0.0;
+            for (Token t : h.tokens) {
+                sum += ember::logprobs(check.logits(), t).logprob;
+                REQUIRE(check.decode(t) == ember::Status::ok);
+            }
+            if (h.done) sum += ember::logprobs(check.logits(), model.eos()).logprob;
+            CHECK(h.logprob == Approx(sum).margin(1e-4));
+        }
+    }
+}
