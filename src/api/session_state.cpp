@@ -31,7 +31,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "session state assumes a little-endian host");
 
 constexpr char kMagic[8] = {'E', 'M', 'B', 'E', 'R', 'S', 'E', 'S'};
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kStateVersion = 3;
 constexpr std::uint32_t kFlagLogits = 1;
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 * 8;
 constexpr std::size_t kChecksumBytes = 8;
@@ -118,7 +118,7 @@ std::vector<std::uint8_t> Session::save_state(const Sampler* sampler, std::strin
     Writer w(static_cast<std::size_t>(before_sampler_bytes(c, n_past, s.has_logits)) + sampler_state.size() +
              user_data.size() + 16 * held.size() + 2 * kv_rows * row_bytes + kChecksumBytes);
     w.bytes(kMagic, sizeof kMagic);
-    w.u32(kVersion);
+    w.u32(kStateVersion);
     w.u32(s.has_logits ? kFlagLogits : 0);
     w.u64(static_cast<std::uint64_t>(c.n_layer));
     w.u64(static_cast<std::uint64_t>(c.n_embd_kv()));
@@ -170,9 +170,9 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
         fail(name + ": not an ember session state (bad magic at byte 0)");
     }
     const std::uint32_t version = r.u32("the version");
-    if (version != kVersion) {
+    if (version != kStateVersion) {
         fail(name + ": session state version " + std::to_string(version) + " is not supported (expected " +
-             std::to_string(kVersion) + "; save the state again with this version)");
+             std::to_string(kStateVersion) + "; save the state again with this version)");
     }
     // Every byte is checked before any field is trusted.
     if (bytes.size() < kHeaderBytes + kChecksumBytes) {

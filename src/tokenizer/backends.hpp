@@ -9,6 +9,9 @@
 
 namespace ember::tokenizer {
 
+/// SentencePiece's word-boundary marker, U+2581 '▁', which stands for a space in SPM pieces.
+inline constexpr std::string_view kSpmSpace = "\xE2\x96\x81";
+
 /// SPM from a finalized vocabulary: builds a sentencepiece ModelProto (BPE type) from it.
 std::unique_ptr<Tokenizer> make_spm_tokenizer(Vocab vocab);
 /// SPM from a serialized sentencepiece ModelProto (a .model file's bytes).

@@ -10,7 +10,6 @@ namespace ember::tokenizer {
 
 namespace {
 
-constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581 '▁'
 
 // True when no piece has '▁' after another character (pieces are "▁*" + text without '▁', as
 // sentencepiece trains them with split_by_whitespace). Then no merge can cross the start of a

@@ -15,8 +15,6 @@ namespace ember::tokenizer {
 
 namespace {
 
-constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581 '▁'
-
 // isspace() in the C locale, as llama.cpp tests the bytes next to a stripping special token.
 bool is_ascii_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';

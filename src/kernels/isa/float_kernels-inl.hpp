@@ -118,7 +118,11 @@ inline void narrow_bf16(const float* x, std::uint16_t* y, std::int64_t n) {
         const UB<A> u = xsimd::bitwise_cast<UB<A>>(load_part<A>(x + i, left));
         const UB<A> rounded = (u + (UB<A>(0x7fffu) + ((u >> 16) & UB<A>(1u)))) >> 16;
         const UB<A> nan = (u >> 16) | UB<A>(64u);
-        const UB<A> r = xsimd::select((u & UB<A>(0x7fffffffu)) > UB<A>(0x7f800000u), nan, rounded);
+        // NaN when |u| > inf's bits: then 0x7f800000 - |u| wraps and its top bit is set. Integer
+        // ops instead of xsimd::select, whose AVX-512BW form does not compile at -O0 (xsimd 8.1).
+        const UB<A> is_nan = (UB<A>(0x7f800000u) - (u & UB<A>(0x7fffffffu))) >> 31;
+        const UB<A> mask = UB<A>(0u) - is_nan;
+        const UB<A> r = (nan & mask) | (rounded & ~mask);
         alignas(64) std::uint32_t buf[kLanes<A>];
         r.store_aligned(buf);
         const std::int64_t m = left < kLanes<A> ? left : kLanes<A>;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -12,6 +13,8 @@
 #include <arm_neon.h>
 #endif
 
+#include "kernel_test_util.hpp"
+#include "kernels/dispatch.hpp"
 #include "kernels/fp16.hpp"
 
 using namespace ember::kernels;
@@ -115,4 +118,29 @@ TEST_CASE("bf16 is the upper half of fp32, rounded to nearest even", "[bf16]") {
         }
     }
     CHECK(std::isnan(bf16_to_fp32(fp32_to_bf16(std::bit_cast<float>(0x7f800001u)))));  // no nan -> inf
+}
+
+TEST_CASE("every ISA narrows activations to bf16 as fp32_to_bf16 does, NaN and infinities included",
+          "[bf16]") {
+    // Every upper half with lower halves at the rounding edges, then odd lengths for the tails.
+    std::vector<float> x;
+    for (std::uint32_t i = 0; i < 65536; ++i) {
+        for (std::uint32_t low : {0x0000u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+            x.push_back(std::bit_cast<float>((i << 16) | low));
+        }
+    }
+    std::vector<std::uint16_t> want(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) want[i] = fp32_to_bf16(x[i]);
+    for (ember::kernels::Isa isa : kernel_test::available_isas()) {
+        INFO(ember::kernels::isa_name(isa));
+        const auto* k = ember::kernels::type_kernels(ember::TensorType::BF16, isa);
+        REQUIRE(k != nullptr);
+        for (std::int64_t n : {std::int64_t(x.size()) - 5, std::int64_t{37}, std::int64_t{1}}) {
+            std::vector<std::uint16_t> got(static_cast<std::size_t>(n), 0xdead);
+            k->quantize_act(x.data() + 5, got.data(), n);
+            for (std::int64_t i = 0; i < n; ++i) {
+                if (got[i] != want[i + 5]) FAIL("input bits " << std::bit_cast<std::uint32_t>(x[i + 5]));
+            }
+        }
+    }
 }
