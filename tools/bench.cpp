@@ -4,6 +4,8 @@
 //   - pp: 2 x matrix parameters per token / arithmetic peak (int8 vpdpbusd for quantized
 //         models, f32 FMA for F32/F16/BF16), register-resident loops on all threads.
 //
+//   - ppP xN / tgG xN (--parallel N,...): N sequences batched, aggregate tokens/s (as
+//     llama-batched-bench): N prompts of P tokens, then G steps decoding all N at once
 //   - load: Model::load to the logits of a one-token prompt (ms), and the peak RSS then
 //
 //   ember-bench -m model.gguf [-p 512] [-n 128] [-d 0] [-t 2] [-r 5] [-o md|csv|json] [--isa]
@@ -23,6 +25,7 @@
 
 #include "api/model_impl.hpp"
 #include "bench_support/membench.hpp"
+#include "bench_support/parallel_bench.hpp"
 #include "bench_support/peak.hpp"
 #include "cli/args.hpp"
 #include "cli/report.hpp"
@@ -40,6 +43,7 @@ using Clock = std::chrono::steady_clock;
 struct Args {
     std::vector<std::string> models;
     int n_prompt = 512, n_gen = 128, depth = 0, threads = 2, reps = 5;
+    std::vector<int> parallel;  // --parallel: sequence counts (empty: the single-sequence tests)
     std::string output = "md";
     std::size_t bw_mib = 1024;
     bool limits = true;
@@ -66,21 +70,26 @@ struct Result {
 constexpr ember::cli::IntRange kBenchThreadRange{1, 1024};
 constexpr ember::cli::IntRange kRepsRange{1, 1000};
 constexpr ember::cli::IntRange kBandwidthRange{1, 65536};
+constexpr ember::cli::IntRange kParallelRange{1, 1024};
 
 void usage() {
     std::printf("usage: ember-bench -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-d 0] [-t 2] [-r 5]\n"
-                "                   [-o md|csv|json] [--bw-mib 1024] [--no-limits] [--no-load] [--isa]\n"
+                "                   [--parallel 1,4,16] [-o md|csv|json] [--bw-mib 1024] [--no-limits] [--no-load] [--isa]\n"
                 "  -p N        prompt processing test: one prefill of N random tokens, %s (0: skip)\n"
                 "  -n N        generation test: N single-token decodes, %s (0: skip)\n"
                 "  -d N        run both tests after N tokens already in the context, %s\n"
                 "              (llama-bench's -d)\n"
+                "  --parallel N,...  instead of -p/-n's single sequence: N sequences batched, each\n"
+                "              N in %s; rows ppP xN (N prompts of P tokens) and tgG xN (G\n"
+                "              steps decoding all N at once), aggregate t/s (llama-batched-bench)\n"
                 "  --no-load   skip the load row (load to first token: ms and peak RSS)\n"
                 "  -t N        threads, %s (default 2)\n"
                 "  -r N        repetitions, %s\n"
                 "  --bw-mib N  buffer of the bandwidth measurement in MiB, %s\n"
                 "  --isa       print the kernel ISA in use and exit\n",
                 describe(ember::cli::kTokenCountRange).c_str(), describe(ember::cli::kTokenCountRange).c_str(),
-                describe(ember::cli::kTokenCountRange).c_str(), describe(kBenchThreadRange).c_str(), describe(kRepsRange).c_str(),
+                describe(ember::cli::kTokenCountRange).c_str(), describe(kParallelRange).c_str(),
+                describe(kBenchThreadRange).c_str(), describe(kRepsRange).c_str(),
                 describe(kBandwidthRange).c_str());
 }
 
@@ -281,7 +290,42 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
     auto check = [&](ember::Status s) {
         if (s != ember::Status::ok) throw ember::Error(path + ": forward pass failed");
     };
-    if (a.n_prompt > 0) {
+    if (!a.parallel.empty()) {
+        const auto token = [&] { return pick(rng); };
+        for (int n : a.parallel) {
+            const ember::bench::ParallelTimes t =
+                ember::bench::run_parallel(model, n, a.n_prompt, a.n_gen, a.threads, a.reps, token);
+            const std::string xn = " x" + std::to_string(n);
+            const auto row = [&](const std::vector<double>& secs, int per_seq, const std::string& test) {
+                Result res = base;
+                res.test = test + xn;
+                res.n_tokens = per_seq * n;
+                std::vector<double> tps;
+                for (double sec : secs) tps.push_back(res.n_tokens / sec);
+                mean_sd(tps, res.mean, res.sd);
+                return res;
+            };
+            if (a.n_prompt > 0) {
+                Result res = row(t.prefill_seconds, a.n_prompt, "pp" + std::to_string(a.n_prompt));
+                const Peak& peak = is_float_type(info.file_type) ? f32_peak : int8_peak;
+                res.limit_kind = is_float_type(info.file_type) ? "f32 peak" : "int8 peak";
+                if (peak.ops_per_second > 0) {
+                    res.limit_fraction = res.mean * 2.0 * static_cast<double>(matrix_params) / peak.ops_per_second;
+                }
+                out.push_back(res);
+            }
+            if (a.n_gen > 0) {
+                // One pass reads the weights once for all n sequences.
+                Result res = row(t.decode_seconds, a.n_gen, "tg" + std::to_string(a.n_gen));
+                res.limit_kind = "bandwidth";
+                if (bw.bytes_per_second > 0) {
+                    res.limit_fraction = res.mean / n * static_cast<double>(matrix_bytes) / bw.bytes_per_second;
+                }
+                out.push_back(res);
+            }
+        }
+    }
+    if (a.n_prompt > 0 && a.parallel.empty()) {
         std::vector<ember::Token> prompt(static_cast<std::size_t>(a.n_prompt));
         auto fill = [&] {
             for (auto& t : prompt) t = pick(rng);
@@ -309,7 +353,7 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
         }
         out.push_back(res);
     }
-    if (a.n_gen > 0) {
+    if (a.n_gen > 0 && a.parallel.empty()) {
         auto run_gen = [&](int n) {
             ember::Token t = a.depth == 0 ? bos : pick(rng);
             for (int i = 0; i < n; ++i) {
@@ -371,6 +415,17 @@ int run(int argc, char** argv) {
             if (a.output != "md" && a.output != "csv" && a.output != "json") {
                 throw UsageError("-o: '" + a.output + "' is not one of md, csv, json");
             }
+        } else if (args.is("--parallel")) {
+            a.parallel.clear();
+            const std::string list = args.value();
+            std::size_t at = 0;
+            while (true) {
+                const std::size_t comma = list.find(',', at);
+                const std::string item = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+                a.parallel.push_back(static_cast<int>(ember::cli::parse_int("--parallel", item, kParallelRange)));
+                if (comma == std::string::npos) break;
+                at = comma + 1;
+            }
         } else if (args.is("--bw-mib")) a.bw_mib = static_cast<std::size_t>(args.int_value(kBandwidthRange));
         else args.unknown();
     }
@@ -381,6 +436,7 @@ int run(int argc, char** argv) {
         return 0;
     }
     if (a.models.empty()) throw UsageError("no model given (-m MODEL.gguf)");
+    if (!a.parallel.empty() && a.depth > 0) throw UsageError("--parallel and -d cannot be combined");
 
     Limits limits;
     bool measured = false;

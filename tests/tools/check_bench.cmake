@@ -1,8 +1,33 @@
 # Smoke test: ember-bench on a small model, -p 16 -n 8 -r 1, output FORMAT checked for shape:
 # a pp and a tg row, then the load row (ms, peak RSS). The md run also takes -d 8 (both tests
 # after 8 tokens of context, named "pp16 @ d8" as llama-bench does).
+# FORMAT=parallel: --parallel 1,3 (md): rows "pp16 x1", "tg8 x1", "pp16 x3", "tg8 x3", and bad lists.
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
 ember_resolve_shared(MODEL)
+set(num "[0-9]+(\\.[0-9]+)?")
+if(FORMAT STREQUAL "parallel")
+  execute_process(COMMAND "${TOOL}" -m "${MODEL}" -p 16 -n 8 --parallel 1,3 -r 1 -t 2 --bw-mib 64 --no-load
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ember-bench --parallel failed (${rc}): ${err}")
+  endif()
+  foreach(row "pp16 x1 \\| ${num} ± ${num} \\| ${num}% f32 peak" "tg8 x1 \\| ${num} ± ${num} \\| ${num}% bandwidth"
+              "pp16 x3 \\| ${num} ± ${num} \\| ${num}% f32 peak" "tg8 x3 \\| ${num} ± ${num} \\| ${num}% bandwidth")
+    if(NOT out MATCHES "\\| F32 \\| 2 \\| ${row} \\|")
+      message(FATAL_ERROR "--parallel: no row matching '${row}': ${out}")
+    endif()
+  endforeach()
+  if(out MATCHES "\\| pp16 \\|" OR out MATCHES "\\| tg8 \\|")
+    message(FATAL_ERROR "--parallel: the single-sequence rows were run too: ${out}")
+  endif()
+  foreach(bad "0" "2,x" "," "1025")
+    execute_process(COMMAND "${TOOL}" -m "${MODEL}" --parallel ${bad} OUTPUT_VARIABLE o ERROR_VARIABLE e RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 2 OR NOT e MATCHES "--parallel")
+      message(FATAL_ERROR "--parallel ${bad}: expected a usage error (2) naming the flag, got ${rc}: ${e}")
+    endif()
+  endforeach()
+  return()
+endif()
 set(depth_args)
 set(at_depth "")
 if(FORMAT STREQUAL "md")
@@ -15,7 +40,6 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "ember-bench failed (${rc}): ${err}")
 endif()
 get_filename_component(model_name "${MODEL}" NAME)
-set(num "[0-9]+(\\.[0-9]+)?")
 
 if(FORMAT STREQUAL "md")
   if(NOT out MATCHES "read bandwidth: ${num} GB/s" OR NOT out MATCHES "int8 peak: ${num} GOPS"
