@@ -1,0 +1,287 @@
+#include "openai_request.hpp"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace ember_server {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void req_fail(const std::string& param, const std::string& message) {
+    throw RequestError(400, param.empty() ? message : "'" + param + "': " + message, param);
+}
+
+const char* req_type_name(const json& v) {
+    switch (v.type()) {
+        case json::value_t::null: return "null";
+        case json::value_t::boolean: return "a boolean";
+        case json::value_t::string: return "a string";
+        case json::value_t::array: return "an array";
+        case json::value_t::object: return "an object";
+        case json::value_t::number_float: return "a number";
+        default: return "an integer";
+    }
+}
+
+// A present, non-null field, or nullptr. OpenAI clients send null for "not set".
+const json* req_field(const json& body, const char* name) {
+    const auto it = body.find(name);
+    if (it == body.end() || it->is_null()) return nullptr;
+    return &*it;
+}
+
+double req_number(const json& body, const char* name, double lo, double hi, double fallback) {
+    const json* v = req_field(body, name);
+    if (!v) return fallback;
+    if (!v->is_number()) req_fail(name, std::string("must be a number, not ") + req_type_name(*v));
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || x < lo || x > hi) {
+        req_fail(name, json(x).dump() + " is out of range [" + json(lo).dump() + ", " + json(hi).dump() + "]");
+    }
+    return x;
+}
+
+// Integers: a JSON integer, or a float with no fraction (2.0), within [lo, hi].
+std::int64_t req_integer(const json& body, const char* name, std::int64_t lo, std::int64_t hi, std::int64_t fallback) {
+    const json* v = req_field(body, name);
+    if (!v) return fallback;
+    std::int64_t x = 0;
+    if (v->is_number_integer()) {
+        if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
+            req_fail(name, v->dump() + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        }
+        x = v->get<std::int64_t>();
+    } else if (v->is_number_float()) {
+        const double d = v->get<double>();
+        if (!std::isfinite(d) || d != std::floor(d) || d < -9.2e18 || d > 9.2e18) {
+            req_fail(name, "must be an integer, not " + v->dump());
+        }
+        x = static_cast<std::int64_t>(d);
+    } else {
+        req_fail(name, std::string("must be an integer, not ") + req_type_name(*v));
+    }
+    if (x < lo || x > hi) {
+        req_fail(name, std::to_string(x) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    return x;
+}
+
+bool req_bool(const json& body, const char* name, bool fallback) {
+    const json* v = req_field(body, name);
+    if (!v) return fallback;
+    if (!v->is_boolean()) req_fail(name, std::string("must be a boolean, not ") + req_type_name(*v));
+    return v->get<bool>();
+}
+
+// A message's content: a string, or an array of {"type": "text", "text": ...} parts.
+std::string req_content(const json& content, const std::string& where) {
+    if (content.is_null()) return {};
+    if (content.is_string()) return content.get<std::string>();
+    if (!content.is_array()) req_fail(where, std::string("must be a string or an array of parts, not ") + req_type_name(content));
+    std::string text;
+    for (std::size_t i = 0; i < content.size(); ++i) {
+        const json& part = content[i];
+        const std::string at = where + "[" + std::to_string(i) + "]";
+        if (!part.is_object()) req_fail(at, std::string("must be an object, not ") + req_type_name(part));
+        const json* type = req_field(part, "type");
+        if (!type || !type->is_string() || type->get<std::string>() != "text") {
+            req_fail(at + ".type", "only text parts are supported");
+        }
+        const json* t = req_field(part, "text");
+        if (!t || !t->is_string()) req_fail(at + ".text", "must be a string");
+        text += t->get<std::string>();
+    }
+    return text;
+}
+
+std::vector<ember::ChatMessage> req_messages(const json& body) {
+    const json* v = req_field(body, "messages");
+    if (!v) req_fail("messages", "is required");
+    if (!v->is_array()) req_fail("messages", std::string("must be an array, not ") + req_type_name(*v));
+    if (v->empty()) req_fail("messages", "must not be empty");
+    std::vector<ember::ChatMessage> out;
+    for (std::size_t i = 0; i < v->size(); ++i) {
+        const json& m = (*v)[i];
+        const std::string at = "messages[" + std::to_string(i) + "]";
+        if (!m.is_object()) req_fail(at, std::string("must be an object, not ") + req_type_name(m));
+        const json* role = req_field(m, "role");
+        if (!role || !role->is_string()) req_fail(at + ".role", "must be a string");
+        ember::ChatMessage msg;
+        msg.role = role->get<std::string>();
+        if (msg.role == "developer") msg.role = "system";  // OpenAI's newer name for system
+        if (msg.role != "system" && msg.role != "user" && msg.role != "assistant" && msg.role != "tool") {
+            req_fail(at + ".role", "'" + msg.role + "' is not one of system, developer, user, assistant, tool");
+        }
+        const auto content = m.find("content");
+        msg.content = req_content(content == m.end() ? json() : *content, at + ".content");
+        if (const json* name = req_field(m, "name"); name && name->is_string()) msg.name = name->get<std::string>();
+        if (const json* id = req_field(m, "tool_call_id"); id && id->is_string()) msg.tool_call_id = id->get<std::string>();
+        if (req_field(m, "tool_calls")) req_fail(at + ".tool_calls", "tool calls are not supported yet");
+        out.push_back(std::move(msg));
+    }
+    return out;
+}
+
+void req_prompt(const json& body, const Limits& limits, CompletionRequest& r) {
+    const json* v = req_field(body, "prompt");
+    if (!v) req_fail("prompt", "is required");
+    if (v->is_string()) {
+        r.prompt = v->get<std::string>();
+        return;
+    }
+    if (!v->is_array()) req_fail("prompt", std::string("must be a string or an array, not ") + req_type_name(*v));
+    if (v->empty()) req_fail("prompt", "must not be empty");
+    if ((*v)[0].is_string()) {
+        if (v->size() != 1) req_fail("prompt", "more than one prompt per request is not supported yet");
+        r.prompt = (*v)[0].get<std::string>();
+        return;
+    }
+    for (std::size_t i = 0; i < v->size(); ++i) {
+        const json& t = (*v)[i];
+        const std::string at = "prompt[" + std::to_string(i) + "]";
+        if (!t.is_number_integer()) req_fail(at, std::string("must be a token id (an integer), not ") + req_type_name(t));
+        const std::int64_t id = t.is_number_unsigned() && t.get<std::uint64_t>() > std::uint64_t{1} << 62
+                                    ? std::numeric_limits<std::int64_t>::max()
+                                    : t.get<std::int64_t>();
+        if (id < 0 || id >= limits.n_vocab) {
+            req_fail(at, "token id " + t.dump() + " is outside the vocabulary [0, " + std::to_string(limits.n_vocab) + ")");
+        }
+        r.prompt_tokens.push_back(static_cast<ember::Token>(id));
+    }
+}
+
+std::vector<std::string> req_stop(const json& body) {
+    const json* v = req_field(body, "stop");
+    if (!v) return {};
+    if (v->is_string()) return {v->get<std::string>()};
+    if (!v->is_array()) req_fail("stop", std::string("must be a string or an array of strings, not ") + req_type_name(*v));
+    if (v->size() > 16) req_fail("stop", "at most 16 stop strings, not " + std::to_string(v->size()));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v->size(); ++i) {
+        if (!(*v)[i].is_string()) req_fail("stop[" + std::to_string(i) + "]", "must be a string");
+        out.push_back((*v)[i].get<std::string>());
+    }
+    return out;
+}
+
+std::vector<std::pair<ember::Token, float>> req_logit_bias(const json& body, const Limits& limits) {
+    const json* v = req_field(body, "logit_bias");
+    if (!v) return {};
+    if (!v->is_object()) req_fail("logit_bias", std::string("must be an object, not ") + req_type_name(*v));
+    if (v->size() > 1024) req_fail("logit_bias", "at most 1024 entries, not " + std::to_string(v->size()));
+    std::vector<std::pair<ember::Token, float>> out;
+    for (const auto& [key, bias] : v->items()) {
+        const std::string at = "logit_bias." + key;
+        std::int64_t id = -1;
+        bool digits = !key.empty() && key.size() <= 12;
+        for (const char c : key) digits = digits && c >= '0' && c <= '9';
+        if (digits) id = std::stoll(key);
+        if (!digits || id >= limits.n_vocab) {
+            req_fail(at, "'" + key + "' is not a token id in [0, " + std::to_string(limits.n_vocab) + ")");
+        }
+        if (!bias.is_number()) req_fail(at, std::string("must be a number, not ") + req_type_name(bias));
+        const double b = bias.get<double>();
+        if (!std::isfinite(b) || b < -100 || b > 100) req_fail(at, json(b).dump() + " is out of range [-100, 100]");
+        out.emplace_back(static_cast<ember::Token>(id), static_cast<float>(b));
+    }
+    return out;
+}
+
+void req_response_format(const json& body, CompletionRequest& r) {
+    const json* v = req_field(body, "response_format");
+    if (!v) return;
+    if (!v->is_object()) req_fail("response_format", std::string("must be an object, not ") + req_type_name(*v));
+    const json* type = req_field(*v, "type");
+    if (!type || !type->is_string()) req_fail("response_format.type", "must be a string");
+    const std::string t = type->get<std::string>();
+    if (t == "text") return;
+    if (t == "json_object") {
+        r.json_schema = R"({"type": "object"})";
+        return;
+    }
+    if (t != "json_schema") req_fail("response_format.type", "'" + t + "' is not one of text, json_object, json_schema");
+    const json* js = req_field(*v, "json_schema");
+    if (!js || !js->is_object()) req_fail("response_format.json_schema", "must be an object");
+    const json* schema = req_field(*js, "schema");
+    if (!schema || !schema->is_object()) req_fail("response_format.json_schema.schema", "must be an object");
+    r.json_schema = schema->dump();
+}
+
+}  // namespace
+
+CompletionRequest parse_completion_request(std::string_view body_text, bool chat, const Limits& limits) {
+    json body;
+    try {
+        body = json::parse(body_text);
+    } catch (const json::exception& e) {
+        throw RequestError(400, std::string("the body is not valid JSON: ") + e.what());
+    }
+    if (!body.is_object()) req_fail("", std::string("the body must be a JSON object, not ") + req_type_name(body));
+
+    CompletionRequest r;
+    r.chat = chat;
+    if (chat) r.messages = req_messages(body);
+    else req_prompt(body, limits, r);
+    if (const json* m = req_field(body, "model")) {
+        if (!m->is_string()) req_fail("model", std::string("must be a string, not ") + req_type_name(*m));
+        r.model = m->get<std::string>();
+    }
+
+    // max_completion_tokens is the chat API's newer name for max_tokens.
+    const char* max_name = chat && req_field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    r.max_tokens = static_cast<int>(req_integer(body, max_name, 1, limits.max_tokens, limits.max_tokens));
+
+    // OpenAI's sampling: temperature 1, nothing filtered unless asked.
+    ember::SamplerOptions& s = r.sampler;
+    s.temperature = static_cast<float>(req_number(body, "temperature", 0.0, 2.0, 1.0));
+    s.top_p = static_cast<float>(req_number(body, "top_p", 0.0, 1.0, 1.0));
+    s.top_k = static_cast<int>(req_integer(body, "top_k", 0, 1 << 24, 0));
+    s.min_p = static_cast<float>(req_number(body, "min_p", 0.0, 1.0, 0.0));
+    s.presence_penalty = static_cast<float>(req_number(body, "presence_penalty", -2.0, 2.0, 0.0));
+    s.frequency_penalty = static_cast<float>(req_number(body, "frequency_penalty", -2.0, 2.0, 0.0));
+    s.repeat_penalty = static_cast<float>(req_number(body, "repeat_penalty", 0.01, 100.0, 1.0));
+    if (s.presence_penalty != 0 || s.frequency_penalty != 0) {
+        // OpenAI's penalties count every generated token, not a recent window.
+        s.penalty_last_n = limits.max_tokens;
+    }
+    if (req_field(body, "seed")) {
+        s.seed = static_cast<std::uint64_t>(
+            req_integer(body, "seed", std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(), 0));
+    }
+    s.logit_bias = req_logit_bias(body, limits);
+    r.stop = req_stop(body);
+
+    r.stream = req_bool(body, "stream", false);
+    if (const json* so = req_field(body, "stream_options")) {
+        if (!so->is_object()) req_fail("stream_options", std::string("must be an object, not ") + req_type_name(*so));
+        r.include_usage = req_bool(*so, "include_usage", false);
+    }
+
+    if (chat) {
+        r.logprobs = req_bool(body, "logprobs", false);
+        r.top_logprobs = static_cast<int>(req_integer(body, "top_logprobs", 0, 20, 0));
+        if (r.top_logprobs > 0 && !r.logprobs) req_fail("top_logprobs", "needs \"logprobs\": true");
+    } else if (req_field(body, "logprobs")) {
+        // The legacy API: logprobs is the number of top tokens to report (0..5).
+        r.logprobs = true;
+        r.top_logprobs = static_cast<int>(req_integer(body, "logprobs", 0, 5, 0));
+    }
+    if (r.logprobs && r.stream) req_fail("logprobs", "logprobs with stream are not supported yet");
+
+    if (req_integer(body, "n", 1, 128, 1) != 1) req_fail("n", "only n = 1 is supported yet");
+    if (!chat && req_integer(body, "best_of", 1, 128, 1) != 1) req_fail("best_of", "only best_of = 1 is supported yet");
+    if (!chat && req_bool(body, "echo", false)) req_fail("echo", "echo is not supported yet");
+    if (!chat && req_field(body, "suffix")) req_fail("suffix", "suffix is not supported");
+    if (const json* tools = req_field(body, "tools"); tools && !(tools->is_array() && tools->empty())) {
+        req_fail("tools", "tools are not supported yet");
+    }
+    if (const json* tc = req_field(body, "tool_choice"); tc && !(tc->is_string() && tc->get<std::string>() == "none")) {
+        req_fail("tool_choice", "tools are not supported yet");
+    }
+    req_response_format(body, r);
+    return r;
+}
+
+}  // namespace ember_server

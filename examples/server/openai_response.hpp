@@ -1,0 +1,65 @@
+// OpenAI response bodies: errors, chat.completion / text_completion objects, and the
+// server-sent events of a stream (chat.completion.chunk / text_completion chunks).
+// Text that is not valid UTF-8 (a token's piece may be part of a character) is written with
+// U+FFFD in its place, never an exception.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ember_server {
+
+/// {"error": {"message", "type", "param", "code"}}; `param` null when empty.
+std::string error_json(const std::string& message, const std::string& type = "invalid_request_error",
+                       const std::string& param = {}, const std::string& code = {});
+
+/// What every object of one response shares.
+struct ResponseMeta {
+    std::string id;       ///< "chatcmpl-..." / "cmpl-..."
+    std::int64_t created = 0;
+    std::string model;
+    bool chat = true;
+};
+
+struct Usage {
+    std::int64_t prompt_tokens = 0;
+    std::int64_t completion_tokens = 0;
+    std::int64_t cached_tokens = 0;  ///< prompt tokens the prefix cache gave
+};
+
+/// One generated token's log-probability, with its text and the most likely alternatives.
+struct LogprobEntry {
+    std::string token;
+    float logprob = 0.0f;
+    std::vector<std::pair<std::string, float>> top;
+};
+
+struct Completion {
+    std::string text;
+    std::string finish_reason;  ///< "stop" or "length"
+    Usage usage;
+    std::optional<std::vector<LogprobEntry>> logprobs;  ///< when the request asked for them
+};
+
+/// The whole answer: a chat.completion or a text_completion object.
+std::string completion_json(const ResponseMeta& meta, const Completion& c);
+
+/// "data: JSON\n\n" for one chunk of a stream; `text` is the delta (chat: content; the first
+/// chat chunk also carries "role": "assistant"), `finish_reason` null when empty. With
+/// include_usage every chunk has "usage": null.
+std::string stream_chunk(const ResponseMeta& meta, const std::string& text, const std::string& finish_reason,
+                         bool first, bool include_usage);
+/// The last chunk before [DONE] with stream_options.include_usage: no choices, the usage.
+std::string stream_usage_chunk(const ResponseMeta& meta, const Usage& usage);
+/// An error inside a stream (the status line has gone already): "data: {"error": ...}\n\n".
+std::string stream_error(const std::string& message, const std::string& type);
+/// "data: [DONE]\n\n".
+std::string stream_done();
+
+/// "[0, 255]" bytes of a token's text, for logprobs' "bytes" field.
+std::vector<int> utf8_bytes(const std::string& text);
+
+}  // namespace ember_server
