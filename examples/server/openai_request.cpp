@@ -1,6 +1,7 @@
 #include "openai_request.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,13 @@ const char* req_type_name(const json& v) {
 }
 
 // A present, non-null field, or nullptr. OpenAI clients send null for "not set".
+// A number as a message shows it: 3, 0.5, -2 (not 3.0).
+std::string req_num(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return buf;
+}
+
 const json* req_field(const json& body, const char* name) {
     const auto it = body.find(name);
     if (it == body.end() || it->is_null()) return nullptr;
@@ -38,7 +46,7 @@ double req_number(const json& body, const char* name, double lo, double hi, doub
     if (!v->is_number()) req_fail(name, std::string("must be a number, not ") + req_type_name(*v));
     const double x = v->get<double>();
     if (!std::isfinite(x) || x < lo || x > hi) {
-        req_fail(name, json(x).dump() + " is out of range [" + json(lo).dump() + ", " + json(hi).dump() + "]");
+        req_fail(name, req_num(x) + " is out of range [" + req_num(lo) + ", " + req_num(hi) + "]");
     }
     return x;
 }
@@ -183,7 +191,7 @@ std::vector<std::pair<ember::Token, float>> req_logit_bias(const json& body, con
         }
         if (!bias.is_number()) req_fail(at, std::string("must be a number, not ") + req_type_name(bias));
         const double b = bias.get<double>();
-        if (!std::isfinite(b) || b < -100 || b > 100) req_fail(at, json(b).dump() + " is out of range [-100, 100]");
+        if (!std::isfinite(b) || b < -100 || b > 100) req_fail(at, req_num(b) + " is out of range [-100, 100]");
         out.emplace_back(static_cast<ember::Token>(id), static_cast<float>(b));
     }
     return out;

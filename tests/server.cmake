@@ -1,0 +1,28 @@
+# ember-server (examples/server, #15): a Catch2 test of its OpenAI layer (request validation,
+# response and SSE formatting, metrics text), and an end-to-end test that starts the server on
+# stories260K on a free loopback port and talks HTTP to it (tests/server/check_server.py,
+# Python standard library only). Both need cpp-httplib (the server is not built without it).
+if(NOT TARGET ember_server_core)
+  return()
+endif()
+add_executable(test_server_openai server/test_openai.cpp $<TARGET_OBJECTS:ember_test_main>)
+target_link_libraries(test_server_openai PRIVATE ember_server_core Catch2::Catch2)
+ember_set_warnings(test_server_openai)
+add_test(NAME test_server_openai COMMAND test_server_openai)
+set_tests_properties(test_server_openai PROPERTIES LABELS "unit;server")
+
+find_program(EMBER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(EMBER_PYTHON3 NAMES python3)
+if(NOT EMBER_PYTHON3)
+  message(WARNING "ember: python3 not found: ember-server's end-to-end test is left out")
+  return()
+endif()
+set(stories "@SHARED@/models/stories260K.gguf")
+set(reference "@SHARED@/reference/stories260K-greedy.txt")
+add_test(NAME server_e2e
+         COMMAND ${CMAKE_COMMAND} -DSHARED_DEFAULT=${EMBER_SHARED_DIR} -DREQUIRE=${stories}
+                 "-DCMD=${EMBER_PYTHON3}|${CMAKE_CURRENT_SOURCE_DIR}/server/check_server.py|$<TARGET_FILE:ember-server>|${stories}|${reference}"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_with_shared.cmake)
+set_tests_properties(server_e2e PROPERTIES LABELS "e2e;server" TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "server checks passed"
+  SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")

@@ -1,0 +1,276 @@
+// ember-server's OpenAI layer (examples/server): request validation names the field at fault,
+// responses and SSE chunks have OpenAI's shapes, the metrics text is Prometheus' format.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "metrics.hpp"
+#include "openai_request.hpp"
+#include "openai_response.hpp"
+
+using ember_server::CompletionRequest;
+using ember_server::Limits;
+using ember_server::parse_completion_request;
+using ember_server::RequestError;
+using nlohmann::json;
+
+namespace {
+
+constexpr Limits kLimits{512, 256};
+
+CompletionRequest chat_request(const std::string& extra) {
+    return parse_completion_request(R"({"messages": [{"role": "user", "content": "hi"}])" + extra + "}", true,
+                                    kLimits);
+}
+CompletionRequest text_request(const std::string& extra) {
+    return parse_completion_request(R"({"prompt": "Once")" + extra + "}", false, kLimits);
+}
+
+// The message of the RequestError `body` raises (chat when `chat`), or "" when it parses.
+std::string error_of(const std::string& body, bool chat = true) {
+    try {
+        parse_completion_request(body, chat, kLimits);
+    } catch (const RequestError& e) {
+        CHECK(e.status() == 400);
+        return e.what();
+    }
+    return "";
+}
+std::string chat_error(const std::string& extra) {
+    return error_of(R"({"messages": [{"role": "user", "content": "hi"}])" + extra + "}");
+}
+
+}  // namespace
+
+TEST_CASE("a chat request takes OpenAI's defaults and fields") {
+    const CompletionRequest r = chat_request("");
+    CHECK(r.chat);
+    REQUIRE(r.messages.size() == 1);
+    CHECK(r.messages[0].role == "user");
+    CHECK(r.messages[0].content == "hi");
+    CHECK(r.max_tokens == 256);  // the server's cap is the default
+    CHECK(r.sampler.temperature == 1.0f);
+    CHECK(r.sampler.top_p == 1.0f);
+    CHECK(r.sampler.top_k == 0);
+    CHECK(r.sampler.min_p == 0.0f);
+    CHECK_FALSE(r.stream);
+
+    const CompletionRequest s = chat_request(
+        R"(, "model": "m", "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "min_p": 0.1, "seed": 42,
+           "stop": ["a", "b"], "presence_penalty": 1, "frequency_penalty": -1, "logit_bias": {"5": -100, "7": 2.5},
+           "logprobs": true, "top_logprobs": 3, "n": 1, "stream": false, "tools": [], "tool_choice": "none",
+           "response_format": {"type": "json_object"})");
+    CHECK(s.model == "m");
+    CHECK(s.max_tokens == 7);
+    CHECK(s.sampler.temperature == 0.0f);
+    CHECK(s.sampler.top_p == 0.5f);
+    CHECK(s.sampler.top_k == 3);
+    CHECK(s.sampler.min_p == Approx(0.1f));
+    CHECK(s.sampler.seed == 42);
+    CHECK(s.stop == std::vector<std::string>{"a", "b"});
+    CHECK(s.sampler.presence_penalty == 1.0f);
+    CHECK(s.sampler.frequency_penalty == -1.0f);
+    REQUIRE(s.sampler.logit_bias.size() == 2);
+    CHECK(s.sampler.logit_bias[0] == std::pair<ember::Token, float>{5, -100.0f});
+    CHECK(s.logprobs);
+    CHECK(s.top_logprobs == 3);
+    CHECK(s.json_schema == R"({"type": "object"})");
+
+    CHECK(chat_request(R"(, "stop": "x")").stop == std::vector<std::string>{"x"});
+    CHECK(chat_request(R"(, "max_completion_tokens": 9)").max_tokens == 9);
+    CHECK(chat_request(R"(, "max_tokens": 3.0)").max_tokens == 3);
+    CHECK(chat_request(R"(, "temperature": null)").sampler.temperature == 1.0f);  // null: not set
+    const CompletionRequest st = chat_request(R"(, "stream": true, "stream_options": {"include_usage": true})");
+    CHECK(st.stream);
+    CHECK(st.include_usage);
+    const CompletionRequest parts =
+        parse_completion_request(R"({"messages": [{"role": "developer", "content": [{"type": "text", "text": "a"},
+                                    {"type": "text", "text": "b"}]}]})", true, kLimits);
+    CHECK(parts.messages[0].role == "system");
+    CHECK(parts.messages[0].content == "ab");
+}
+
+TEST_CASE("a text completion request takes a prompt as text or token ids") {
+    CHECK(text_request("").prompt == "Once");
+    CHECK(parse_completion_request(R"({"prompt": ["Twice"]})", false, kLimits).prompt == "Twice");
+    const CompletionRequest ids = parse_completion_request(R"({"prompt": [1, 2, 511]})", false, kLimits);
+    CHECK(ids.prompt_tokens == std::vector<ember::Token>{1, 2, 511});
+    const CompletionRequest lp = text_request(R"(, "logprobs": 2)");
+    CHECK(lp.logprobs);
+    CHECK(lp.top_logprobs == 2);
+}
+
+TEST_CASE("every bad field is a 400 naming the field and what is wrong") {
+    CHECK_THAT(error_of("{bad"), Catch::Contains("not valid JSON"));
+    CHECK_THAT(error_of("[1]"), Catch::Contains("must be a JSON object, not an array"));
+    CHECK_THAT(error_of("{}"), Catch::Contains("'messages': is required"));
+    CHECK_THAT(error_of(R"({"messages": "hi"})"), Catch::Contains("'messages': must be an array, not a string"));
+    CHECK_THAT(error_of(R"({"messages": []})"), Catch::Contains("'messages': must not be empty"));
+    CHECK_THAT(error_of(R"({"messages": [{"role": "robot", "content": "x"}]})"),
+               Catch::Contains("'messages[0].role': 'robot' is not one of"));
+    CHECK_THAT(error_of(R"({"messages": [{"role": "user", "content": 5}]})"),
+               Catch::Contains("'messages[0].content': must be a string or an array of parts, not an integer"));
+    CHECK_THAT(error_of(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})"),
+               Catch::Contains("'messages[0].content[0].type': only text parts"));
+    CHECK_THAT(chat_error(R"(, "max_tokens": "a")"), Catch::Contains("'max_tokens': must be an integer, not a string"));
+    CHECK_THAT(chat_error(R"(, "max_tokens": 0)"), Catch::Contains("'max_tokens': 0 is out of range [1, 256]"));
+    CHECK_THAT(chat_error(R"(, "max_tokens": 257)"), Catch::Contains("'max_tokens': 257 is out of range [1, 256]"));
+    CHECK_THAT(chat_error(R"(, "max_tokens": 18446744073709551615)"), Catch::Contains("'max_tokens':"));
+    CHECK_THAT(chat_error(R"(, "max_tokens": 2.5)"), Catch::Contains("'max_tokens': must be an integer, not 2.5"));
+    CHECK_THAT(chat_error(R"(, "temperature": 3)"), Catch::Contains("'temperature': 3 is out of range [0, 2]"));
+    CHECK_THAT(chat_error(R"(, "temperature": "hot")"), Catch::Contains("'temperature': must be a number, not a string"));
+    CHECK_THAT(chat_error(R"(, "top_p": -0.5)"), Catch::Contains("'top_p': -0.5 is out of range [0, 1]"));
+    CHECK_THAT(chat_error(R"(, "top_k": -1)"), Catch::Contains("'top_k': -1 is out of range"));
+    CHECK_THAT(chat_error(R"(, "min_p": 2)"), Catch::Contains("'min_p':"));
+    CHECK_THAT(chat_error(R"(, "presence_penalty": 5)"), Catch::Contains("'presence_penalty': 5 is out of range [-2, 2]"));
+    CHECK_THAT(chat_error(R"(, "frequency_penalty": true)"), Catch::Contains("'frequency_penalty': must be a number, not a boolean"));
+    CHECK_THAT(chat_error(R"(, "seed": "x")"), Catch::Contains("'seed': must be an integer"));
+    CHECK_THAT(chat_error(R"(, "stop": 1)"), Catch::Contains("'stop': must be a string or an array of strings"));
+    CHECK_THAT(chat_error(R"(, "stop": ["a", 2])"), Catch::Contains("'stop[1]': must be a string"));
+    CHECK_THAT(chat_error(R"(, "logit_bias": [1])"), Catch::Contains("'logit_bias': must be an object, not an array"));
+    CHECK_THAT(chat_error(R"(, "logit_bias": {"512": 1})"), Catch::Contains("'logit_bias.512': '512' is not a token id in [0, 512)"));
+    CHECK_THAT(chat_error(R"(, "logit_bias": {"-1": 1})"), Catch::Contains("'logit_bias.-1'"));
+    CHECK_THAT(chat_error(R"(, "logit_bias": {"abc": 1})"), Catch::Contains("'logit_bias.abc'"));
+    CHECK_THAT(chat_error(R"(, "logit_bias": {"3": 101})"), Catch::Contains("'logit_bias.3': 101 is out of range [-100, 100]"));
+    CHECK_THAT(chat_error(R"(, "logit_bias": {"3": "x"})"), Catch::Contains("'logit_bias.3': must be a number"));
+    CHECK_THAT(chat_error(R"(, "logprobs": 1)"), Catch::Contains("'logprobs': must be a boolean, not an integer"));
+    CHECK_THAT(chat_error(R"(, "logprobs": true, "top_logprobs": 21)"), Catch::Contains("'top_logprobs': 21 is out of range [0, 20]"));
+    CHECK_THAT(chat_error(R"(, "top_logprobs": 2)"), Catch::Contains("needs \"logprobs\": true"));
+    CHECK_THAT(chat_error(R"(, "logprobs": true, "stream": true)"), Catch::Contains("not supported yet"));
+    CHECK_THAT(chat_error(R"(, "stream": "yes")"), Catch::Contains("'stream': must be a boolean, not a string"));
+    CHECK_THAT(chat_error(R"(, "stream_options": 1)"), Catch::Contains("'stream_options': must be an object"));
+    CHECK_THAT(chat_error(R"(, "n": 2)"), Catch::Contains("'n': only n = 1"));
+    CHECK_THAT(chat_error(R"(, "n": 0)"), Catch::Contains("'n': 0 is out of range"));
+    CHECK_THAT(chat_error(R"(, "model": 3)"), Catch::Contains("'model': must be a string"));
+    CHECK_THAT(chat_error(R"(, "tools": [{"type": "function"}])"), Catch::Contains("'tools': tools are not supported yet"));
+    CHECK_THAT(chat_error(R"(, "response_format": {"type": "xml"})"), Catch::Contains("'response_format.type': 'xml' is not one of"));
+    CHECK_THAT(error_of(R"({"prompt": 5})", false), Catch::Contains("'prompt': must be a string or an array, not an integer"));
+    CHECK_THAT(error_of(R"({"prompt": ["a", "b"]})", false), Catch::Contains("more than one prompt"));
+    CHECK_THAT(error_of(R"({"prompt": [1, 512]})", false),
+               Catch::Contains("'prompt[1]': token id 512 is outside the vocabulary [0, 512)"));
+    CHECK_THAT(error_of(R"({"prompt": [1, -1]})", false), Catch::Contains("'prompt[1]': token id -1"));
+    CHECK_THAT(error_of(R"({"prompt": "a", "logprobs": 6})", false), Catch::Contains("'logprobs': 6 is out of range [0, 5]"));
+    CHECK_THAT(error_of(R"({"prompt": "a", "echo": true})", false), Catch::Contains("'echo'"));
+    CHECK_THAT(error_of(R"({"prompt": "a", "best_of": 2})", false), Catch::Contains("'best_of'"));
+}
+
+TEST_CASE("a completion has OpenAI's shape") {
+    ember_server::ResponseMeta meta{"chatcmpl-1", 1700000000, "m", true};
+    ember_server::Completion c{"Hello", "stop", {5, 2, 1}, std::nullopt};
+    json j = json::parse(ember_server::completion_json(meta, c));
+    CHECK(j["id"] == "chatcmpl-1");
+    CHECK(j["object"] == "chat.completion");
+    CHECK(j["created"] == 1700000000);
+    CHECK(j["model"] == "m");
+    CHECK(j["choices"][0]["index"] == 0);
+    CHECK(j["choices"][0]["message"]["role"] == "assistant");
+    CHECK(j["choices"][0]["message"]["content"] == "Hello");
+    CHECK(j["choices"][0]["finish_reason"] == "stop");
+    CHECK(j["choices"][0]["logprobs"].is_null());
+    CHECK(j["usage"]["prompt_tokens"] == 5);
+    CHECK(j["usage"]["completion_tokens"] == 2);
+    CHECK(j["usage"]["total_tokens"] == 7);
+    CHECK(j["usage"]["prompt_tokens_details"]["cached_tokens"] == 1);
+
+    c.logprobs = std::vector<ember_server::LogprobEntry>{{"He", -0.5f, {{"He", -0.5f}, {"A", -1.5f}}},
+                                                         {"\xE2\x82", -1.0f, {}}};  // half a character
+    j = json::parse(ember_server::completion_json(meta, c));
+    const json& lp = j["choices"][0]["logprobs"]["content"];
+    REQUIRE(lp.size() == 2);
+    CHECK(lp[0]["token"] == "He");
+    CHECK(lp[0]["logprob"] == -0.5);
+    CHECK(lp[0]["bytes"] == json::array({72, 101}));
+    CHECK(lp[0]["top_logprobs"][1]["token"] == "A");
+    CHECK(lp[1]["bytes"] == json::array({0xE2, 0x82}));  // the bytes are exact, the text replaced
+
+    meta.chat = false;
+    meta.id = "cmpl-1";
+    j = json::parse(ember_server::completion_json(meta, c));
+    CHECK(j["object"] == "text_completion");
+    CHECK(j["choices"][0]["text"] == "Hello");
+    CHECK(j["choices"][0]["logprobs"]["tokens"][0] == "He");
+    CHECK(j["choices"][0]["logprobs"]["token_logprobs"][0] == -0.5);
+    CHECK(j["choices"][0]["logprobs"]["top_logprobs"][0]["A"] == -1.5);
+    CHECK(j["choices"][0]["logprobs"]["text_offset"] == json::array({0, 2}));
+}
+
+TEST_CASE("stream chunks are server-sent events in OpenAI's chunk shapes") {
+    const ember_server::ResponseMeta chat{"chatcmpl-2", 1, "m", true};
+    const auto body_of = [](const std::string& event) {
+        REQUIRE(event.rfind("data: ", 0) == 0);
+        REQUIRE(event.size() > 8);
+        REQUIRE(event.substr(event.size() - 2) == "\n\n");
+        return json::parse(event.substr(6, event.size() - 8));
+    };
+    json first = body_of(ember_server::stream_chunk(chat, "", "", true, false));
+    CHECK(first["object"] == "chat.completion.chunk");
+    CHECK(first["choices"][0]["delta"]["role"] == "assistant");
+    CHECK(first["choices"][0]["delta"]["content"] == "");
+    CHECK(first["choices"][0]["finish_reason"].is_null());
+    CHECK_FALSE(first.contains("usage"));
+    json mid = body_of(ember_server::stream_chunk(chat, "Hi", "", false, true));
+    CHECK(mid["choices"][0]["delta"] == json{{"content", "Hi"}});
+    CHECK(mid["usage"].is_null());
+    json last = body_of(ember_server::stream_chunk(chat, "", "length", false, true));
+    CHECK(last["choices"][0]["delta"] == json::object());
+    CHECK(last["choices"][0]["finish_reason"] == "length");
+    json usage = body_of(ember_server::stream_usage_chunk(chat, {3, 4, 0}));
+    CHECK(usage["choices"] == json::array());
+    CHECK(usage["usage"]["total_tokens"] == 7);
+    json text = body_of(ember_server::stream_chunk({"cmpl-3", 1, "m", false}, "a\nb", "", false, false));
+    CHECK(text["object"] == "text_completion");
+    CHECK(text["choices"][0]["text"] == "a\nb");
+    CHECK(ember_server::stream_done() == "data: [DONE]\n\n");
+    json err = body_of(ember_server::stream_error("boom", "server_error"));
+    CHECK(err["error"]["message"] == "boom");
+}
+
+TEST_CASE("errors are OpenAI's error objects") {
+    const json e = json::parse(ember_server::error_json("bad", "invalid_request_error", "max_tokens"));
+    CHECK(e["error"]["message"] == "bad");
+    CHECK(e["error"]["type"] == "invalid_request_error");
+    CHECK(e["error"]["param"] == "max_tokens");
+    CHECK(e["error"]["code"].is_null());
+    CHECK(json::parse(ember_server::error_json("x"))["error"]["param"].is_null());
+}
+
+TEST_CASE("the metrics are Prometheus text") {
+    ember_server::Metrics m;
+    m.count_request("/v1/completions", 200);
+    m.count_request("/v1/completions", 200);
+    m.count_request("/v1/completions", 400);
+    m.observe_generation(5, 11, 0.004, 0.104);  // 10 tokens after the first in 0.1 s
+    ember_server::EngineGauges g;
+    g.loaded = true;
+    g.kv_pages = 100;
+    g.kv_pages_free = 60;
+    g.queued = 2;
+    g.prefix_hits = 3;
+    const std::string text = m.render(g);
+    CHECK_THAT(text, Catch::Contains("# TYPE ember_requests_total counter\n"));
+    CHECK_THAT(text, Catch::Contains("ember_requests_total{endpoint=\"/v1/completions\",status=\"200\"} 2\n"));
+    CHECK_THAT(text, Catch::Contains("ember_requests_total{endpoint=\"/v1/completions\",status=\"400\"} 1\n"));
+    CHECK_THAT(text, Catch::Contains("ember_prompt_tokens_total 5\n"));
+    CHECK_THAT(text, Catch::Contains("ember_generated_tokens_total 11\n"));
+    CHECK_THAT(text, Catch::Contains("# TYPE ember_time_to_first_token_seconds histogram\n"));
+    CHECK_THAT(text, Catch::Contains("ember_time_to_first_token_seconds_bucket{le=\"0.0025\"} 0\n"));
+    CHECK_THAT(text, Catch::Contains("ember_time_to_first_token_seconds_bucket{le=\"0.005\"} 1\n"));
+    CHECK_THAT(text, Catch::Contains("ember_time_to_first_token_seconds_bucket{le=\"+Inf\"} 1\n"));
+    CHECK_THAT(text, Catch::Contains("ember_time_to_first_token_seconds_count 1\n"));
+    CHECK_THAT(text, Catch::Contains("ember_time_per_output_token_seconds_bucket{le=\"0.005\"} 0\n"));
+    CHECK_THAT(text, Catch::Contains("ember_time_per_output_token_seconds_bucket{le=\"0.01\"} 1\n"));
+    CHECK_THAT(text, Catch::Contains("ember_kv_pages_used 40\n"));
+    CHECK_THAT(text, Catch::Contains("ember_kv_pages_free 60\n"));
+    CHECK_THAT(text, Catch::Contains("ember_requests_queued 2\n"));
+    CHECK_THAT(text, Catch::Contains("ember_prefix_cache_hits_total 3\n"));
+    // Every line is a comment or "name{labels} value".
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+        const std::size_t end = text.find('\n', begin);
+        REQUIRE(end != std::string::npos);
+        const std::string line = text.substr(begin, end - begin);
+        INFO(line);
+        CHECK((line.rfind("# ", 0) == 0 || line.find(' ') != std::string::npos));
+        begin = end + 1;
+    }
+}
