@@ -39,15 +39,16 @@ class Metrics {
 public:
     /// A request answered: endpoint ("/v1/completions") and HTTP status.
     void count_request(const std::string& endpoint, int status);
-    /// A finished generation: its tokens and timings (ttft 0: no token).
+    /// A finished generation: its tokens and timings (ttft 0: no token); `cancelled` when it
+    /// was stopped before its end (client gone, timeout, shutdown).
     void observe_generation(std::int64_t prompt_tokens, std::int64_t generated_tokens, double ttft_seconds,
-                            double total_seconds);
+                            double total_seconds, bool cancelled = false);
     std::string render(const EngineGauges& gauges) const;
 
 private:
     mutable std::mutex mutex_;
     std::map<std::pair<std::string, int>, std::uint64_t> requests_;
-    std::uint64_t prompt_tokens_ = 0, generated_tokens_ = 0;
+    std::uint64_t prompt_tokens_ = 0, generated_tokens_ = 0, cancelled_ = 0;
     Histogram ttft_, tpot_;
 };
 

@@ -158,7 +158,7 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
     Metrics* metrics = &state.metrics;
     request.on_done = [ex, metrics](const ember::RequestResult& r) {
         metrics->observe_generation(r.prompt_tokens, static_cast<std::int64_t>(r.tokens.size()), r.ttft_seconds,
-                                    r.total_seconds);
+                                    r.total_seconds, r.stop_reason == ember::StopReason::cancelled);
         {
             const std::lock_guard lock(ex->mutex);
             ex->result = r;

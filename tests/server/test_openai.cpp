@@ -240,6 +240,7 @@ TEST_CASE("the metrics are Prometheus text") {
     m.count_request("/v1/completions", 200);
     m.count_request("/v1/completions", 400);
     m.observe_generation(5, 11, 0.004, 0.104);  // 10 tokens after the first in 0.1 s
+    m.observe_generation(0, 0, 0.0, 0.5, true);  // cancelled in the queue: no timing
     ember_server::EngineGauges g;
     g.loaded = true;
     g.kv_pages = 100;
@@ -252,6 +253,7 @@ TEST_CASE("the metrics are Prometheus text") {
     CHECK_THAT(text, Catch::Contains("ember_requests_total{endpoint=\"/v1/completions\",status=\"400\"} 1\n"));
     CHECK_THAT(text, Catch::Contains("ember_prompt_tokens_total 5\n"));
     CHECK_THAT(text, Catch::Contains("ember_generated_tokens_total 11\n"));
+    CHECK_THAT(text, Catch::Contains("ember_generations_cancelled_total 1\n"));
     CHECK_THAT(text, Catch::Contains("# TYPE ember_time_to_first_token_seconds histogram\n"));
     CHECK_THAT(text, Catch::Contains("ember_time_to_first_token_seconds_bucket{le=\"0.0025\"} 0\n"));
     CHECK_THAT(text, Catch::Contains("ember_time_to_first_token_seconds_bucket{le=\"0.005\"} 1\n"));

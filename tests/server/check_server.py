@@ -1,0 +1,350 @@
+#!/usr/bin/env python3
+"""End-to-end test of ember-server (examples/server) on stories260K, loopback only.
+
+usage: check_server.py EMBER_SERVER MODEL REFERENCE
+
+Starts the server on a free port, waits for /health, and checks: greedy completions equal the
+shared reference text (stories260K-greedy.txt), a stream concatenates to the same text and ends
+with [DONE], usage counts, 4 concurrent requests equal their lone results, 400s for bad bodies,
+401 without the API key, 413 for a large body, 503 when the queue is full, /v1/models, /metrics,
+a client leaving mid-stream, and SIGTERM -> exit 0. Python standard library only. Prints
+"server checks passed" at the end; any failure raises (non-zero exit)."""
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SERVER, MODEL, REFERENCE = sys.argv[1:4]
+TIMEOUT = 30
+
+
+class Server:
+    """An ember-server process on a free loopback port."""
+
+    def __init__(self, *flags, key=None):
+        self.headers = {"Authorization": "Bearer " + key} if key else {}
+        self.auth = ("Authorization: Bearer " + key + "\r\n").encode() if key else b""
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([SERVER, "-m", MODEL, "--host", "127.0.0.1", "--port", "0", *flags],
+                                     stdout=subprocess.DEVNULL, stderr=self.log)
+        self.port = None
+        deadline = time.time() + TIMEOUT
+        while self.port is None:
+            assert time.time() < deadline, "the server printed no port"
+            assert self.proc.poll() is None, "the server exited: " + self.stderr()
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+            else:
+                time.sleep(0.02)
+        while True:  # 503 while the model loads, then 200
+            status, _, body = self.request("GET", "/health")
+            if status == 200:
+                assert json.loads(body) == {"status": "ok"}, body
+                break
+            assert status == 503 and json.loads(body)["status"] == "loading", (status, body)
+            assert time.time() < deadline, "the model did not load"
+            time.sleep(0.05)
+
+    def stderr(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def connect(self):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT)
+
+    def request(self, method, path, body=None, headers=None):
+        conn = self.connect()
+        try:
+            data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+            conn.request(method, path, body=data, headers=headers or {})
+            r = conn.getresponse()
+            return r.status, dict(r.getheaders()), r.read().decode()
+        finally:
+            conn.close()
+
+    def post(self, path, body, headers=None):
+        status, _, text = self.request("POST", path, body, {"Content-Type": "application/json", **(headers or {})})
+        return status, text
+
+    def ok(self, path, body):
+        status, text = self.post(path, body)
+        assert status == 200, (status, text)
+        return json.loads(text)
+
+    def stream(self, path, body):
+        """The JSON events of a stream and whether it ended with [DONE]."""
+        conn = self.connect()
+        try:
+            conn.request("POST", path, body=json.dumps({**body, "stream": True}),
+                         headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            assert r.status == 200, (r.status, r.read())
+            assert r.getheader("Content-Type").startswith("text/event-stream"), r.getheader("Content-Type")
+            events, done = [], False
+            for event in r.read().decode().split("\n\n"):
+                if not event or event.startswith(":"):
+                    continue
+                assert event.startswith("data: "), event
+                assert not done, "data after [DONE]"
+                if event == "data: [DONE]":
+                    done = True
+                else:
+                    events.append(json.loads(event[6:]))
+            return events, done
+        finally:
+            conn.close()
+
+    def metrics(self):
+        status, _, text = self.request("GET", "/metrics")
+        assert status == 200, status
+        return text
+
+    def stop(self, expect_rc=0):
+        start = time.time()
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=10)
+        assert rc == expect_rc, f"exit code {rc}: {self.stderr()}"
+        return time.time() - start
+
+
+def gauge(metrics, name):
+    m = re.search(r"^" + re.escape(name) + r" (\S+)$", metrics, re.M)
+    assert m, name + " missing from /metrics"
+    return float(m.group(1))
+
+
+def reference_cases():
+    """(prompt, n, prompt_and_text, n_ids) of the F32 stories260K cases."""
+    raw = open(REFERENCE, encoding="utf-8").read()
+    cases = []
+    for block in raw.split("### PROMPT: ")[1:]:
+        m = re.match(r"([^\n]*)\n### MODEL: (\S+) N=(\d+)\nIDS: ([^\n]*)\nTEXT: (.*)", block, re.S)
+        assert m, block[:200]
+        if m.group(2) == "stories260K.gguf":
+            text = m.group(5)
+            cases.append((m.group(1), int(m.group(3)), text[:-1] if text.endswith("\n") else text,
+                          len(m.group(4).split())))
+    assert cases, "no stories260K.gguf case in " + REFERENCE
+    return cases
+
+
+def check_reference(srv):
+    for prompt, n, expected, n_ids in reference_cases():
+        body = {"model": "anything", "prompt": prompt, "max_tokens": n, "temperature": 0}
+        r = srv.ok("/v1/completions", body)
+        assert r["object"] == "text_completion" and r["id"].startswith("cmpl-"), r
+        assert r["model"] == "anything" and isinstance(r["created"], int), r
+        choice = r["choices"][0]
+        assert prompt + choice["text"] == expected, (prompt + choice["text"], expected)
+        assert choice["finish_reason"] == "length", choice
+        u = r["usage"]
+        assert u["completion_tokens"] == n and u["prompt_tokens"] + n == n_ids, u
+        assert u["total_tokens"] == u["prompt_tokens"] + n, u
+
+        events, done = srv.stream("/v1/completions", {**body, "stream_options": {"include_usage": True}})
+        assert done, "the stream did not end with [DONE]"
+        text = "".join(e["choices"][0]["text"] for e in events if e["choices"])
+        assert prompt + text == expected, (text, expected)
+        assert all(e["id"] == events[0]["id"] and e["object"] == "text_completion" for e in events)
+        assert events[-2]["choices"][0]["finish_reason"] == "length", events[-2]
+        usage = events[-1]["usage"]
+        assert events[-1]["choices"] == [] and usage["completion_tokens"] == n, (events[-1], u)
+        assert usage["prompt_tokens"] == u["prompt_tokens"] and usage["total_tokens"] == u["total_tokens"], usage
+        # The same prompt again: the prefix cache gives all of it but the last token.
+        assert usage["prompt_tokens_details"]["cached_tokens"] > 0, usage
+    print("reference text: completions and streams match")
+
+
+def check_chat(srv):
+    body = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+            "max_tokens": 12, "temperature": 0}
+    r = srv.ok("/v1/chat/completions", body)
+    assert r["object"] == "chat.completion" and r["id"].startswith("chatcmpl-"), r
+    msg = r["choices"][0]["message"]
+    assert msg["role"] == "assistant" and isinstance(msg["content"], str), msg
+    assert r["choices"][0]["finish_reason"] in ("stop", "length"), r
+    events, done = srv.stream("/v1/chat/completions", body)
+    assert done
+    assert events[0]["object"] == "chat.completion.chunk" and events[0]["choices"][0]["delta"]["role"] == "assistant"
+    text = "".join(e["choices"][0]["delta"].get("content", "") for e in events)
+    assert text == msg["content"], (text, msg["content"])
+    assert events[-1]["choices"][0]["finish_reason"] == r["choices"][0]["finish_reason"]
+    # stop strings end the text before them; logprobs come with the chosen token first.
+    full = srv.ok("/v1/completions", {"prompt": "Once upon a time", "max_tokens": 20, "temperature": 0})
+    cut = full["choices"][0]["text"].find(" girl")
+    assert cut > 0, full
+    stopped = srv.ok("/v1/completions", {"prompt": "Once upon a time", "max_tokens": 20, "temperature": 0,
+                                         "stop": [" girl"]})
+    assert stopped["choices"][0]["text"] == full["choices"][0]["text"][:cut], stopped
+    assert stopped["choices"][0]["finish_reason"] == "stop", stopped
+    lp = srv.ok("/v1/chat/completions", {**body, "logprobs": True, "top_logprobs": 3})
+    content = lp["choices"][0]["logprobs"]["content"]
+    assert len(content) == lp["usage"]["completion_tokens"], lp
+    assert all(len(c["top_logprobs"]) == 3 and c["top_logprobs"][0]["token"] == c["token"] for c in content), content
+    # Seeded sampling repeats; a JSON object response is valid JSON.
+    seeded = {"prompt": "Once upon a time", "max_tokens": 16, "temperature": 0.9, "seed": 7}
+    assert srv.ok("/v1/completions", seeded)["choices"][0]["text"] == srv.ok("/v1/completions", seeded)["choices"][0]["text"]
+    j = srv.ok("/v1/chat/completions", {**body, "max_tokens": 200, "response_format": {"type": "json_object"}})
+    if j["choices"][0]["finish_reason"] == "stop":
+        assert isinstance(json.loads(j["choices"][0]["message"]["content"]), dict), j
+    print("chat, stop strings, logprobs, seed, json_object: ok")
+
+
+def check_concurrent(srv):
+    prompts = ["Once upon a time", "The little dog", "Tom and Sue went", "One day a bird"]
+    body = lambda p: {"prompt": p, "max_tokens": 64, "temperature": 0}
+    t0 = time.time()
+    alone = [srv.ok("/v1/completions", body(p)) for p in prompts]
+    t_alone = time.time() - t0
+    results = [None] * len(prompts)
+
+    def run(i):
+        results[i] = srv.ok("/v1/completions", body(prompts[i]))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(prompts))]
+    t0 = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT)
+    t_together = time.time() - t0
+    for a, b in zip(alone, results):
+        assert b is not None, "a concurrent request failed"
+        assert a["choices"][0]["text"] == b["choices"][0]["text"], (a, b)
+    tokens = sum(r["usage"]["completion_tokens"] for r in results)
+    print(f"4 concurrent requests equal their lone results; {tokens} tokens in {t_together:.3f} s together, "
+          f"{t_alone:.3f} s one after another ({tokens / t_together:.0f} vs {tokens / t_alone:.0f} tokens/s)")
+
+
+def check_errors(srv):
+    def error(path, body, status=400, contains=""):
+        got, text = srv.post(path, body)
+        assert got == status, (got, text)
+        e = json.loads(text)["error"]
+        assert e["type"] in ("invalid_request_error", "server_error") and contains in e["message"], (e, contains)
+        return e
+
+    error("/v1/chat/completions", b"{not json", contains="not valid JSON")
+    error("/v1/chat/completions", b"[]", contains="must be a JSON object")
+    error("/v1/chat/completions", {"messages": "hi"}, contains="'messages': must be an array")
+    error("/v1/completions", {"prompt": "x", "max_tokens": "10"}, contains="'max_tokens': must be an integer")
+    error("/v1/completions", {"prompt": "x", "temperature": 5}, contains="'temperature'")
+    error("/v1/completions", {"prompt": "x", "logit_bias": {"999999": 1}}, contains="not a token id")
+    error("/v1/completions", {"prompt": [1, 999999]}, contains="outside the vocabulary")
+    error("/v1/completions", {"prompt": "x", "n": 2}, contains="only n = 1")
+    e = error("/v1/completions", {"prompt": "Once upon a time " * 200}, contains="tokens, but the context holds 512")
+    assert e["param"] == "prompt", e
+    st, _, text = srv.request("GET", "/nope")
+    assert st == 404 and "error" in json.loads(text), (st, text)
+    print("400s: malformed JSON, wrong types, out of range, too-long prompt; 404")
+
+
+def check_models_and_metrics(srv):
+    st, _, text = srv.request("GET", "/v1/models")
+    models = json.loads(text)
+    assert st == 200 and models["object"] == "list", models
+    assert models["data"][0]["id"] == os.path.basename(MODEL) and models["data"][0]["object"] == "model", models
+    m = srv.metrics()
+    for needle in ['ember_requests_total{endpoint="/v1/completions",status="200"}',
+                   'ember_requests_total{endpoint="/v1/completions",status="400"}',
+                   "# TYPE ember_time_to_first_token_seconds histogram",
+                   'ember_time_per_output_token_seconds_bucket{le="+Inf"}',
+                   "ember_kv_pages_free", "ember_requests_queued", "ember_prefix_cache_hits_total"]:
+        assert needle in m, needle + " missing from /metrics"
+    assert gauge(m, "ember_generated_tokens_total") > 0 and gauge(m, "ember_model_loaded") == 1
+    assert gauge(m, "ember_prefix_cache_hits_total") > 0  # the same prompts ran many times
+    print("/v1/models and /metrics: ok")
+
+
+def check_disconnect(srv, max_tokens=400, expect_cancelled=False):
+    before = gauge(srv.metrics(), "ember_generations_cancelled_total")
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=TIMEOUT)
+    body = json.dumps({"prompt": "Once upon a time", "max_tokens": max_tokens, "stream": True}).encode()
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: " + str(len(body)).encode() + b"\r\n" + srv.auth + b"\r\n" + body)
+    got = b""
+    while got.count(b"data: ") < 3:
+        chunk = s.recv(4096)
+        assert chunk, "the stream ended early"
+        got += chunk
+    s.close()
+    deadline = time.time() + 10
+    while gauge(srv.metrics(), "ember_requests_in_flight") != 0:
+        assert time.time() < deadline, "the request of a client that left is still running"
+        time.sleep(0.05)
+    if expect_cancelled:
+        assert gauge(srv.metrics(), "ember_generations_cancelled_total") == before + 1
+    st, text = srv.post("/v1/completions", {"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0},
+                        srv.headers)
+    assert st == 200 and json.loads(text)["usage"]["completion_tokens"] == 8, (st, text)
+    print("a client leaving mid-stream cancels its request; the next one works")
+
+
+def check_limits():
+    """--api-key, --max-body, --queue 0 on a second server."""
+    srv = Server("-t", "1", "--parallel", "1", "--queue", "0", "--api-key", "sekrit", "--max-body", "4096",
+                 key="sekrit")
+    try:
+        key = {"Authorization": "Bearer sekrit"}
+        st, _, text = srv.request("GET", "/v1/models")
+        assert st == 401 and json.loads(text)["error"]["code"] == "invalid_api_key", (st, text)
+        st, text = srv.post("/v1/completions", {"prompt": "x"}, {"Authorization": "Bearer wrong"})
+        assert st == 401, (st, text)
+        st, _, _ = srv.request("GET", "/v1/models", headers=key)
+        assert st == 200
+        assert srv.request("GET", "/health")[0] == 200  # no key needed
+        st, text = srv.post("/v1/completions", {"prompt": "x" * 8000}, key)
+        assert st == 413 and "error" in json.loads(text), (st, text)
+        # A long answer (2000 tokens): the client leaves after 3 chunks, long before its end.
+        check_disconnect(srv, 2000, expect_cancelled=True)
+        # One request runs, none may wait: a second gets 503 with Retry-After.
+        conn = srv.connect()
+        conn.request("POST", "/v1/completions", body=json.dumps({"prompt": "Once", "max_tokens": 1000, "stream": True}),
+                     headers={"Content-Type": "application/json", **key})
+        r = conn.getresponse()
+        assert r.status == 200
+        assert r.readline().startswith(b"data: ")  # it runs
+        st, headers, text = srv.request("POST", "/v1/completions", json.dumps({"prompt": "Once"}).encode(),
+                                        {"Content-Type": "application/json", **key})
+        assert st == 503 and headers.get("Retry-After") == "1" and "busy" in text, (st, headers, text)
+        # SIGTERM with a stream in flight: the stream ends, the server exits 0.
+        took = srv.stop()
+        assert took < 5, took
+        rest = r.read().decode()
+        assert "data: [DONE]" in rest and "shutting down" in rest, rest[-300:]
+        conn.close()
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+    print("401 without the key, 413 for a large body, 503 when full; SIGTERM mid-stream -> exit 0")
+
+
+def main():
+    srv = Server("-t", "1", "-c", "512", "--parallel", "4")
+    try:
+        check_reference(srv)
+        check_chat(srv)
+        check_concurrent(srv)
+        check_errors(srv)
+        check_models_and_metrics(srv)
+        check_disconnect(srv)
+        took = srv.stop()
+        assert took < 5, f"SIGTERM took {took:.1f} s"
+        print(f"SIGTERM: exit code 0 in {took:.2f} s")
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+    check_limits()
+    print("server checks passed")
+
+
+if __name__ == "__main__":
+    main()
