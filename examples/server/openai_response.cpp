@@ -6,12 +6,12 @@
 namespace ember_server {
 namespace {
 
-using json = nlohmann::ordered_json;
+using ojson = nlohmann::ordered_json;
 
 // Never throws on bad UTF-8 (a token's piece may be half a character): U+FFFD instead.
-std::string resp_dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string resp_dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
-json resp_usage(const Usage& u) {
+ojson resp_usage(const Usage& u) {
     return {{"prompt_tokens", u.prompt_tokens},
             {"completion_tokens", u.completion_tokens},
             {"total_tokens", u.prompt_tokens + u.completion_tokens},
@@ -21,10 +21,10 @@ json resp_usage(const Usage& u) {
 // -INFINITY (a banned token) is not JSON: OpenAI reports -9999 for such tokens.
 double resp_logprob(float x) { return std::isfinite(x) ? static_cast<double>(x) : -9999.0; }
 
-json resp_chat_logprobs(const std::vector<LogprobEntry>& entries) {
-    json content = json::array();
+ojson resp_chat_logprobs(const std::vector<LogprobEntry>& entries) {
+    ojson content = ojson::array();
     for (const LogprobEntry& e : entries) {
-        json top = json::array();
+        ojson top = ojson::array();
         for (const auto& [text, lp] : e.top) {
             top.push_back({{"token", text}, {"logprob", resp_logprob(lp)}, {"bytes", utf8_bytes(text)}});
         }
@@ -36,13 +36,13 @@ json resp_chat_logprobs(const std::vector<LogprobEntry>& entries) {
     return {{"content", std::move(content)}, {"refusal", nullptr}};
 }
 
-json resp_text_logprobs(const std::vector<LogprobEntry>& entries) {
-    json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
+ojson resp_text_logprobs(const std::vector<LogprobEntry>& entries) {
+    ojson tokens = ojson::array(), token_logprobs = ojson::array(), top = ojson::array(), offsets = ojson::array();
     std::size_t offset = 0;
     for (const LogprobEntry& e : entries) {
         tokens.push_back(e.token);
         token_logprobs.push_back(resp_logprob(e.logprob));
-        json alternatives = json::object();
+        ojson alternatives = ojson::object();
         for (const auto& [text, lp] : e.top) alternatives[text] = resp_logprob(lp);
         top.push_back(std::move(alternatives));
         offsets.push_back(offset);
@@ -54,12 +54,12 @@ json resp_text_logprobs(const std::vector<LogprobEntry>& entries) {
             {"text_offset", std::move(offsets)}};
 }
 
-json resp_base(const ResponseMeta& meta, const char* object) {
+ojson resp_base(const ResponseMeta& meta, const char* object) {
     return {{"id", meta.id}, {"object", object}, {"created", meta.created}, {"model", meta.model},
             {"system_fingerprint", nullptr}};
 }
 
-json resp_finish(const std::string& reason) { return reason.empty() ? json(nullptr) : json(reason); }
+ojson resp_finish(const std::string& reason) { return reason.empty() ? ojson(nullptr) : ojson(reason); }
 
 }  // namespace
 
@@ -72,48 +72,48 @@ std::vector<int> utf8_bytes(const std::string& text) {
 
 std::string error_json(const std::string& message, const std::string& type, const std::string& param,
                        const std::string& code) {
-    json e = {{"message", message},
+    ojson e = {{"message", message},
               {"type", type},
-              {"param", param.empty() ? json(nullptr) : json(param)},
-              {"code", code.empty() ? json(nullptr) : json(code)}};
-    return resp_dump(json{{"error", std::move(e)}});
+              {"param", param.empty() ? ojson(nullptr) : ojson(param)},
+              {"code", code.empty() ? ojson(nullptr) : ojson(code)}};
+    return resp_dump(ojson{{"error", std::move(e)}});
 }
 
 std::string completion_json(const ResponseMeta& meta, const Completion& c) {
-    json j = resp_base(meta, meta.chat ? "chat.completion" : "text_completion");
-    json choice = {{"index", 0}, {"finish_reason", resp_finish(c.finish_reason)}};
+    ojson j = resp_base(meta, meta.chat ? "chat.completion" : "text_completion");
+    ojson choice = {{"index", 0}, {"finish_reason", resp_finish(c.finish_reason)}};
     if (meta.chat) {
         choice["message"] = {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}};
-        choice["logprobs"] = c.logprobs ? resp_chat_logprobs(*c.logprobs) : json(nullptr);
+        choice["logprobs"] = c.logprobs ? resp_chat_logprobs(*c.logprobs) : ojson(nullptr);
     } else {
         choice["text"] = c.text;
-        choice["logprobs"] = c.logprobs ? resp_text_logprobs(*c.logprobs) : json(nullptr);
+        choice["logprobs"] = c.logprobs ? resp_text_logprobs(*c.logprobs) : ojson(nullptr);
     }
-    j["choices"] = json::array({std::move(choice)});
+    j["choices"] = ojson::array({std::move(choice)});
     j["usage"] = resp_usage(c.usage);
     return resp_dump(j);
 }
 
 std::string stream_chunk(const ResponseMeta& meta, const std::string& text, const std::string& finish_reason,
                          bool first, bool include_usage) {
-    json j = resp_base(meta, meta.chat ? "chat.completion.chunk" : "text_completion");
-    json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", resp_finish(finish_reason)}};
+    ojson j = resp_base(meta, meta.chat ? "chat.completion.chunk" : "text_completion");
+    ojson choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", resp_finish(finish_reason)}};
     if (meta.chat) {
-        json delta = json::object();
+        ojson delta = ojson::object();
         if (first) delta["role"] = "assistant";
         if (first || !text.empty()) delta["content"] = text;
         choice["delta"] = std::move(delta);
     } else {
         choice["text"] = text;
     }
-    j["choices"] = json::array({std::move(choice)});
+    j["choices"] = ojson::array({std::move(choice)});
     if (include_usage) j["usage"] = nullptr;
     return "data: " + resp_dump(j) + "\n\n";
 }
 
 std::string stream_usage_chunk(const ResponseMeta& meta, const Usage& usage) {
-    json j = resp_base(meta, meta.chat ? "chat.completion.chunk" : "text_completion");
-    j["choices"] = json::array();
+    ojson j = resp_base(meta, meta.chat ? "chat.completion.chunk" : "text_completion");
+    j["choices"] = ojson::array();
     j["usage"] = resp_usage(usage);
     return "data: " + resp_dump(j) + "\n\n";
 }
