@@ -16,5 +16,8 @@ ember_set_warnings(test_cli_hostile)
 # Every program the table runs must be built first.
 get_property(EMBER_HOSTILE_TOOLS DIRECTORY ${PROJECT_SOURCE_DIR}/tools PROPERTY BUILDSYSTEM_TARGETS)
 add_dependencies(test_cli_hostile ember-chat ${EMBER_HOSTILE_TOOLS})
+if(TARGET ember-server)
+  add_dependencies(test_cli_hostile ember-server)
+endif()
 add_test(NAME test_cli_hostile COMMAND test_cli_hostile)
 set_tests_properties(test_cli_hostile PROPERTIES LABELS "cli;hostile" TIMEOUT 300)

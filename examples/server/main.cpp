@@ -44,6 +44,10 @@ int serve(const ember_server::Options& o) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
+    // A file that is not a model fails here, at once and before the port is bound: the header
+    // is read (as the loader reads it) without loading the weights.
+    (void)ember::Model::estimate_memory(o.model);
+
     ember_server::ServerState state(o);
     state.model_id = server_model_id(o);
     state.created = static_cast<std::int64_t>(std::time(nullptr));
@@ -76,6 +80,12 @@ int serve(const ember_server::Options& o) {
         sigwait(&signals, &sig);
         state.stopping.store(true);
         if (state.loaded.load(std::memory_order_acquire)) state.engine->cancel_all();
+        // Let the cancelled requests answer (a stream its error event and [DONE]) before the
+        // listener stops: httplib ends a chunked response unfinished once it is stopping.
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+        while (state.in_flight.load() > 0 && std::chrono::steady_clock::now() < give_up) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
         // stop() does nothing before the listener runs: repeat until it has returned.
         while (!listener_done.load()) {
             http.stop();
