@@ -7,11 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "bench_stats.hpp"
 #include "ember/ember.hpp"
 
@@ -37,37 +36,19 @@ int main(int argc, char** argv) {
                          "sunshine. One day, she went to the park with her mom. They saw a big tree with lots of "
                          "flowers. Lily wanted to climb the tree, but her mom said it was too high.";
     int n = 64, n_samples = 8, beams = 4, reps = 5, threads = 2;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "missing value for %s\n", a.c_str());
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        if (a == "-m") model_path = next();
-        else if (a == "-p") prompt = next();
-        else if (a == "-f") {
-            std::ifstream in(next());
-            std::stringstream ss;
-            ss << in.rdbuf();
-            prompt = ss.str();
-        } else if (a == "-n") n = std::atoi(next().c_str());
-        else if (a == "-N") n_samples = std::atoi(next().c_str());
-        else if (a == "-b") beams = std::atoi(next().c_str());
-        else if (a == "-r") reps = std::atoi(next().c_str());
-        else if (a == "-t") threads = std::atoi(next().c_str());
-        else {
-            std::fprintf(stderr, "usage: %s -m MODEL [-p PROMPT | -f FILE] [-n N] [-N SAMPLES] [-b BEAMS] [-r REPS] [-t THREADS]\n",
-                         argv[0]);
-            return 2;
-        }
+    for (ember::bench::Args args(argc, argv); args.next();) {
+        const std::string a = args.flag();
+        if (a == "-m") model_path = args.value();
+        else if (a == "-p") prompt = args.value();
+        else if (a == "-f") prompt = args.file_value();
+        else if (a == "-n") n = args.int_value();
+        else if (a == "-N") n_samples = args.int_value();
+        else if (a == "-b") beams = args.int_value();
+        else if (a == "-r") reps = args.int_value();
+        else if (a == "-t") threads = args.int_value();
+        else args.usage("-m MODEL [-p PROMPT | -f FILE] [-n N] [-N SAMPLES] [-b BEAMS] [-r REPS] [-t THREADS]");
     }
-    if (model_path.empty()) {
-        std::fprintf(stderr, "bench_decoding: -m MODEL is required\n");
-        return 2;
-    }
+    ember::bench::Args::require(!model_path.empty(), "bench_decoding: -m MODEL is required");
     ember::ModelOptions mo;
     mo.threads = threads;
     const ember::Model model = ember::Model::load(model_path, mo);

@@ -8,12 +8,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "bench_stats.hpp"
 #include "ember/ember.hpp"
 
@@ -37,41 +36,24 @@ int main(int argc, char** argv) {
     float temp = 0.0f;
     std::uint64_t seed = 42;
     bool adaptive = true;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "missing value for %s\n", a.c_str());
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        if (a == "-m") target_path = next();
-        else if (a == "--draft") draft_path = next();
-        else if (a == "--lookup") lookup = std::atoi(next().c_str());
-        else if (a == "--draft-max") draft_max = std::atoi(next().c_str());
+    for (ember::bench::Args args(argc, argv); args.next();) {
+        const std::string a = args.flag();
+        if (a == "-m") target_path = args.value();
+        else if (a == "--draft") draft_path = args.value();
+        else if (a == "--lookup") lookup = args.int_value();
+        else if (a == "--draft-max") draft_max = args.int_value();
         else if (a == "--fixed") adaptive = false;
-        else if (a == "-p") prompt = next();
-        else if (a == "-f") {
-            std::ifstream in(next());
-            std::stringstream ss;
-            ss << in.rdbuf();
-            prompt = ss.str();
-        } else if (a == "-n") n = std::atoi(next().c_str());
-        else if (a == "-r") reps = std::atoi(next().c_str());
-        else if (a == "-t") threads = std::atoi(next().c_str());
-        else if (a == "--temp") temp = std::strtof(next().c_str(), nullptr);
-        else if (a == "--seed") seed = std::strtoull(next().c_str(), nullptr, 10);
-        else {
-            std::fprintf(stderr, "usage: %s -m TARGET [--draft DRAFT] [--lookup N] [--draft-max N] [--fixed] "
-                                 "[-p PROMPT | -f FILE] [-n N] [-r REPS] [-t THREADS] [--temp T] [--seed S]\n", argv[0]);
-            return 2;
-        }
+        else if (a == "-p") prompt = args.value();
+        else if (a == "-f") prompt = args.file_value();
+        else if (a == "-n") n = args.int_value();
+        else if (a == "-r") reps = args.int_value();
+        else if (a == "-t") threads = args.int_value();
+        else if (a == "--temp") temp = std::strtof(args.value().c_str(), nullptr);
+        else if (a == "--seed") seed = std::strtoull(args.value().c_str(), nullptr, 10);
+        else args.usage("-m TARGET [--draft DRAFT] [--lookup N] [--draft-max N] [--fixed] "
+                        "[-p PROMPT | -f FILE] [-n N] [-r REPS] [-t THREADS] [--temp T] [--seed S]");
     }
-    if (target_path.empty()) {
-        std::fprintf(stderr, "bench_speculative: -m TARGET is required\n");
-        return 2;
-    }
+    ember::bench::Args::require(!target_path.empty(), "bench_speculative: -m TARGET is required");
     ember::ModelOptions mo;
     mo.threads = threads;
     const ember::Model target = ember::Model::load(target_path, mo);
