@@ -8,20 +8,14 @@
 
 #include "ember/ember.hpp"
 #include "support/shared_data.hpp"
+#include "unit/session/session_test_util.hpp"
 
 namespace decoding_test {
 
-inline constexpr const char* kModel = "models/stories260K.gguf";
-inline constexpr const char* kBeamReference = "reference/stories260K-beam.txt";
+using session_test::kModel;
+using session_test::stories;
 
-inline const ember::Model& stories() {
-    static const ember::Model model = [] {
-        ember::ModelOptions o;
-        o.threads = 1;
-        return ember::Model::load(ember_test::shared_file(kModel).string(), o);
-    }();
-    return model;
-}
+inline constexpr const char* kBeamReference = "reference/stories260K-beam.txt";
 
 /// A session of `threads` threads after `prompt` (with BOS).
 inline ember::Session session_after(const std::string& prompt, int threads = 1, int context = 256) {

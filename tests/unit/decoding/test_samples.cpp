@@ -6,6 +6,7 @@
 #include <set>
 
 #include "decoding_test_util.hpp"
+#include "support/sampling_options.hpp"
 
 using decoding_test::session_after;
 using decoding_test::stories;
@@ -13,15 +14,7 @@ using ember::Token;
 
 namespace {
 
-ember::SamplerOptions sampling(std::uint64_t seed) {
-    ember::SamplerOptions o;
-    o.temperature = 1.0f;
-    o.top_k = 0;
-    o.top_p = 1.0f;
-    o.min_p = 0.0f;
-    o.seed = seed;
-    return o;
-}
+ember::SamplerOptions sampling(std::uint64_t seed) { return ember_test::unfiltered_sampling(seed); }
 
 ember::SampleOptions samples_opts(int max_tokens, std::vector<std::string> stop = {}) {
     ember::SampleOptions o;

@@ -11,21 +11,14 @@
 #include "grammar_test_util.hpp"
 #include "schema_validator.hpp"
 #include "support/shared_data.hpp"
+#include "unit/session/session_test_util.hpp"
 
 using grammar_test::Match;
 
 namespace {
 
-constexpr const char* kModel = "models/stories260K.gguf";
-
-const ember::Model& stories() {
-    static const ember::Model model = [] {
-        ember::ModelOptions o;
-        o.threads = 1;
-        return ember::Model::load(ember_test::shared_file(kModel).string(), o);
-    }();
-    return model;
-}
+using session_test::kModel;
+using session_test::stories;
 
 ember::SamplerOptions options(float temperature, std::uint64_t seed) {
     ember::SamplerOptions o;

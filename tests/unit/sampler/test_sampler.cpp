@@ -8,6 +8,7 @@
 #include "ember/sampler.hpp"
 #include "sampler_test_util.hpp"
 #include "sampling/rng.hpp"
+#include "support/sampling_options.hpp"
 
 using ember::SamplerOptions;
 using ember::SamplerStage;
@@ -24,15 +25,7 @@ std::vector<float> log_probs(const std::vector<float>& p) {
 }
 
 /// Options with every filter off and temperature 1: the draw sees the plain softmax.
-SamplerOptions plain(std::uint64_t seed = 1) {
-    SamplerOptions o;
-    o.temperature = 1.0f;
-    o.top_k = 0;
-    o.top_p = 1.0f;
-    o.min_p = 0.0f;
-    o.seed = seed;
-    return o;
-}
+SamplerOptions plain(std::uint64_t seed = 1) { return ember_test::unfiltered_sampling(seed); }
 
 std::vector<Token> run(ember::Sampler& s, const std::vector<float>& logits, int n) {
     std::vector<Token> out;

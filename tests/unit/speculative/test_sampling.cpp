@@ -9,6 +9,7 @@
 
 #include "chi_square.hpp"
 #include "spec_test_util.hpp"
+#include "support/sampling_options.hpp"
 
 using ember::SampleCandidate;
 using ember::Sampler;
@@ -31,13 +32,9 @@ std::map<Token, double> final_distribution(const ember::SamplerOptions& options,
 }
 
 ember::SamplerOptions pipeline_options(std::uint64_t seed) {
-    ember::SamplerOptions o;
-    o.temperature = 0.9f;
+    ember::SamplerOptions o = ember_test::unfiltered_sampling(seed, 0.9f);
     o.top_k = 5;
-    o.top_p = 1.0f;
-    o.min_p = 0.0f;
     o.repeat_penalty = 1.25f;
-    o.seed = seed;
     return o;
 }
 
