@@ -92,29 +92,39 @@ std::string Metrics::render(const EngineGauges& g) const {
         metric_value(out, "ember_generations_cancelled_total", "counter",
                      "Generations stopped before their end (client gone, timeout, shutdown).",
                      static_cast<double>(cancelled_));
-        metric_header(out, "ember_time_to_first_token_seconds", "histogram",
-                      "From a request's arrival at the engine to its first token.");
-        out += ttft_.render("ember_time_to_first_token_seconds");
-        metric_header(out, "ember_time_per_output_token_seconds", "histogram",
-                      "Mean time per generated token after the first, per request.");
-        out += tpot_.render("ember_time_per_output_token_seconds");
+        const auto histogram = [&out](const char* name, const char* help, const Histogram& h) {
+            metric_header(out, name, "histogram", help);
+            out += h.render(name);
+        };
+        histogram("ember_time_to_first_token_seconds", "From a request's arrival at the engine to its first token.",
+                  ttft_);
+        histogram("ember_time_per_output_token_seconds",
+                  "Mean time per generated token after the first, per request.", tpot_);
     }
-    metric_value(out, "ember_model_loaded", "gauge", "1 once the model is loaded.", g.loaded ? 1 : 0);
-    metric_value(out, "ember_requests_running", "gauge", "Requests generating now.", static_cast<double>(g.running));
-    metric_value(out, "ember_requests_queued", "gauge", "Requests waiting in the engine's queue.",
-                 static_cast<double>(g.queued));
-    metric_value(out, "ember_requests_in_flight", "gauge", "Completion requests the server holds (running or waiting).",
-                 static_cast<double>(g.waiting_http));
-    metric_value(out, "ember_kv_pages_used", "gauge", "KV cache pool pages held by requests or the prefix cache.",
-                 static_cast<double>(g.kv_pages - g.kv_pages_free));
-    metric_value(out, "ember_kv_pages_free", "gauge", "KV cache pool pages free.", static_cast<double>(g.kv_pages_free));
-    metric_value(out, "ember_prefix_cache_hits_total", "counter", "Admissions that shared cached prefix blocks.",
-                 static_cast<double>(g.prefix_hits));
-    metric_value(out, "ember_prefix_cache_hit_tokens_total", "counter", "Prompt tokens the prefix cache gave.",
-                 static_cast<double>(g.prefix_hit_tokens));
-    metric_value(out, "ember_preemptions_total", "counter", "Requests paused for want of KV pages.",
-                 static_cast<double>(g.preemptions));
-    metric_value(out, "ember_engine_steps_total", "counter", "Batched forward passes run.", static_cast<double>(g.steps));
+    struct Gauge {
+        const char* name;
+        const char* type;
+        const char* help;
+        std::int64_t value;
+    };
+    const Gauge gauges[] = {
+        {"ember_model_loaded", "gauge", "1 once the model is loaded.", g.loaded ? 1 : 0},
+        {"ember_requests_running", "gauge", "Requests generating now.", g.running},
+        {"ember_requests_queued", "gauge", "Requests waiting in the engine's queue.", g.queued},
+        {"ember_requests_in_flight", "gauge", "Completion requests the server holds (running or waiting).",
+         g.waiting_http},
+        {"ember_kv_pages_used", "gauge", "KV cache pool pages held by requests or the prefix cache.",
+         g.kv_pages - g.kv_pages_free},
+        {"ember_kv_pages_free", "gauge", "KV cache pool pages free.", g.kv_pages_free},
+        {"ember_prefix_cache_hits_total", "counter", "Admissions that shared cached prefix blocks.", g.prefix_hits},
+        {"ember_prefix_cache_hit_tokens_total", "counter", "Prompt tokens the prefix cache gave.",
+         g.prefix_hit_tokens},
+        {"ember_preemptions_total", "counter", "Requests paused for want of KV pages.", g.preemptions},
+        {"ember_engine_steps_total", "counter", "Batched forward passes run.", g.steps},
+    };
+    for (const Gauge& gauge : gauges) {
+        metric_value(out, gauge.name, gauge.type, gauge.help, static_cast<double>(gauge.value));
+    }
     return out;
 }
 

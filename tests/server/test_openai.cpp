@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "metrics.hpp"
 #include "openai_request.hpp"
@@ -112,38 +113,45 @@ TEST_CASE("every bad field is a 400 naming the field and what is wrong") {
                Catch::Contains("'messages[0].content': must be a string or an array of parts, not an integer"));
     CHECK_THAT(error_of(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})"),
                Catch::Contains("'messages[0].content[0].type': only text parts"));
-    CHECK_THAT(chat_error(R"(, "max_tokens": "a")"), Catch::Contains("'max_tokens': must be an integer, not a string"));
-    CHECK_THAT(chat_error(R"(, "max_tokens": 0)"), Catch::Contains("'max_tokens': 0 is out of range [1, 256]"));
-    CHECK_THAT(chat_error(R"(, "max_tokens": 257)"), Catch::Contains("'max_tokens': 257 is out of range [1, 256]"));
-    CHECK_THAT(chat_error(R"(, "max_tokens": 18446744073709551615)"), Catch::Contains("'max_tokens':"));
-    CHECK_THAT(chat_error(R"(, "max_tokens": 2.5)"), Catch::Contains("'max_tokens': must be an integer, not 2.5"));
-    CHECK_THAT(chat_error(R"(, "temperature": 3)"), Catch::Contains("'temperature': 3 is out of range [0, 2]"));
-    CHECK_THAT(chat_error(R"(, "temperature": "hot")"), Catch::Contains("'temperature': must be a number, not a string"));
-    CHECK_THAT(chat_error(R"(, "top_p": -0.5)"), Catch::Contains("'top_p': -0.5 is out of range [0, 1]"));
-    CHECK_THAT(chat_error(R"(, "top_k": -1)"), Catch::Contains("'top_k': -1 is out of range"));
-    CHECK_THAT(chat_error(R"(, "min_p": 2)"), Catch::Contains("'min_p':"));
-    CHECK_THAT(chat_error(R"(, "presence_penalty": 5)"), Catch::Contains("'presence_penalty': 5 is out of range [-2, 2]"));
-    CHECK_THAT(chat_error(R"(, "frequency_penalty": true)"), Catch::Contains("'frequency_penalty': must be a number, not a boolean"));
-    CHECK_THAT(chat_error(R"(, "seed": "x")"), Catch::Contains("'seed': must be an integer"));
-    CHECK_THAT(chat_error(R"(, "stop": 1)"), Catch::Contains("'stop': must be a string or an array of strings"));
-    CHECK_THAT(chat_error(R"(, "stop": ["a", 2])"), Catch::Contains("'stop[1]': must be a string"));
-    CHECK_THAT(chat_error(R"(, "logit_bias": [1])"), Catch::Contains("'logit_bias': must be an object, not an array"));
-    CHECK_THAT(chat_error(R"(, "logit_bias": {"512": 1})"), Catch::Contains("'logit_bias.512': '512' is not a token id in [0, 512)"));
-    CHECK_THAT(chat_error(R"(, "logit_bias": {"-1": 1})"), Catch::Contains("'logit_bias.-1'"));
-    CHECK_THAT(chat_error(R"(, "logit_bias": {"abc": 1})"), Catch::Contains("'logit_bias.abc'"));
-    CHECK_THAT(chat_error(R"(, "logit_bias": {"3": 101})"), Catch::Contains("'logit_bias.3': 101 is out of range [-100, 100]"));
-    CHECK_THAT(chat_error(R"(, "logit_bias": {"3": "x"})"), Catch::Contains("'logit_bias.3': must be a number"));
-    CHECK_THAT(chat_error(R"(, "logprobs": 1)"), Catch::Contains("'logprobs': must be a boolean, not an integer"));
-    CHECK_THAT(chat_error(R"(, "logprobs": true, "top_logprobs": 21)"), Catch::Contains("'top_logprobs': 21 is out of range [0, 20]"));
-    CHECK_THAT(chat_error(R"(, "top_logprobs": 2)"), Catch::Contains("needs \"logprobs\": true"));
-    CHECK_THAT(chat_error(R"(, "logprobs": true, "stream": true)"), Catch::Contains("not supported yet"));
-    CHECK_THAT(chat_error(R"(, "stream": "yes")"), Catch::Contains("'stream': must be a boolean, not a string"));
-    CHECK_THAT(chat_error(R"(, "stream_options": 1)"), Catch::Contains("'stream_options': must be an object"));
-    CHECK_THAT(chat_error(R"(, "n": 2)"), Catch::Contains("'n': only n = 1"));
-    CHECK_THAT(chat_error(R"(, "n": 0)"), Catch::Contains("'n': 0 is out of range"));
-    CHECK_THAT(chat_error(R"(, "model": 3)"), Catch::Contains("'model': must be a string"));
-    CHECK_THAT(chat_error(R"(, "tools": [{"type": "function"}])"), Catch::Contains("'tools': tools are not supported yet"));
-    CHECK_THAT(chat_error(R"(, "response_format": {"type": "xml"})"), Catch::Contains("'response_format.type': 'xml' is not one of"));
+    // Each extra field after a valid "messages", and what the 400 must say of it.
+    const std::pair<const char*, const char*> bad_chat_fields[] = {
+        {R"(, "max_tokens": "a")", "'max_tokens': must be an integer, not a string"},
+        {R"(, "max_tokens": 0)", "'max_tokens': 0 is out of range [1, 256]"},
+        {R"(, "max_tokens": 257)", "'max_tokens': 257 is out of range [1, 256]"},
+        {R"(, "max_tokens": 18446744073709551615)", "'max_tokens':"},
+        {R"(, "max_tokens": 2.5)", "'max_tokens': must be an integer, not 2.5"},
+        {R"(, "temperature": 3)", "'temperature': 3 is out of range [0, 2]"},
+        {R"(, "temperature": "hot")", "'temperature': must be a number, not a string"},
+        {R"(, "top_p": -0.5)", "'top_p': -0.5 is out of range [0, 1]"},
+        {R"(, "top_k": -1)", "'top_k': -1 is out of range"},
+        {R"(, "min_p": 2)", "'min_p':"},
+        {R"(, "presence_penalty": 5)", "'presence_penalty': 5 is out of range [-2, 2]"},
+        {R"(, "frequency_penalty": true)", "'frequency_penalty': must be a number, not a boolean"},
+        {R"(, "seed": "x")", "'seed': must be an integer"},
+        {R"(, "stop": 1)", "'stop': must be a string or an array of strings"},
+        {R"(, "stop": ["a", 2])", "'stop[1]': must be a string"},
+        {R"(, "logit_bias": [1])", "'logit_bias': must be an object, not an array"},
+        {R"(, "logit_bias": {"512": 1})", "'logit_bias.512': '512' is not a token id in [0, 512)"},
+        {R"(, "logit_bias": {"-1": 1})", "'logit_bias.-1'"},
+        {R"(, "logit_bias": {"abc": 1})", "'logit_bias.abc'"},
+        {R"(, "logit_bias": {"3": 101})", "'logit_bias.3': 101 is out of range [-100, 100]"},
+        {R"(, "logit_bias": {"3": "x"})", "'logit_bias.3': must be a number"},
+        {R"(, "logprobs": 1)", "'logprobs': must be a boolean, not an integer"},
+        {R"(, "logprobs": true, "top_logprobs": 21)", "'top_logprobs': 21 is out of range [0, 20]"},
+        {R"(, "top_logprobs": 2)", "needs \"logprobs\": true"},
+        {R"(, "logprobs": true, "stream": true)", "not supported yet"},
+        {R"(, "stream": "yes")", "'stream': must be a boolean, not a string"},
+        {R"(, "stream_options": 1)", "'stream_options': must be an object"},
+        {R"(, "n": 2)", "'n': only n = 1"},
+        {R"(, "n": 0)", "'n': 0 is out of range"},
+        {R"(, "model": 3)", "'model': must be a string"},
+        {R"(, "tools": [{"type": "function"}])", "'tools': tools are not supported yet"},
+        {R"(, "response_format": {"type": "xml"})", "'response_format.type': 'xml' is not one of"},
+    };
+    for (const auto& [extra, expected] : bad_chat_fields) {
+        INFO(extra);
+        CHECK_THAT(chat_error(extra), Catch::Contains(expected));
+    }
     CHECK_THAT(error_of(R"({"prompt": 5})", false), Catch::Contains("'prompt': must be a string or an array, not an integer"));
     CHECK_THAT(error_of(R"({"prompt": ["a", "b"]})", false), Catch::Contains("more than one prompt"));
     CHECK_THAT(error_of(R"({"prompt": [1, 512]})", false),
