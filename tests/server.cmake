@@ -11,8 +11,6 @@ ember_set_warnings(test_server_openai)
 add_test(NAME test_server_openai COMMAND test_server_openai)
 set_tests_properties(test_server_openai PROPERTIES LABELS "unit;server")
 
-find_program(EMBER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-find_program(EMBER_PYTHON3 NAMES python3)
 if(NOT EMBER_PYTHON3)
   message(WARNING "ember: python3 not found: ember-server's end-to-end test is left out")
   return()

@@ -22,8 +22,6 @@ add_test(NAME exported_symbols
 # examples/python: a ctypes binding of the C API, run with the system's python3 (Debian's
 # /usr/bin/python3 where it exists; only the standard library is used). The model is resolved
 # when the tests run (tests/cli/shared_data.cmake).
-find_program(EMBER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-find_program(EMBER_PYTHON3 NAMES python3)
 if(NOT EMBER_PYTHON3)
   message(WARNING "ember: python3 not found: the Python example is not tested")
   return()
