@@ -276,7 +276,6 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
         r.logprobs = true;
         r.top_logprobs = static_cast<int>(req_integer(body, "logprobs", 0, 5, 0));
     }
-    if (r.logprobs && r.stream) req_fail("logprobs", "logprobs with stream are not supported yet");
 
     if (req_integer(body, "n", 1, 128, 1) != 1) req_fail("n", "only n = 1 is supported yet");
     if (!chat && req_integer(body, "best_of", 1, 128, 1) != 1) req_fail("best_of", "only best_of = 1 is supported yet");

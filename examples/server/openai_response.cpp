@@ -36,9 +36,8 @@ ojson resp_chat_logprobs(const std::vector<LogprobEntry>& entries) {
     return {{"content", std::move(content)}, {"refusal", nullptr}};
 }
 
-ojson resp_text_logprobs(const std::vector<LogprobEntry>& entries) {
+ojson resp_text_logprobs(const std::vector<LogprobEntry>& entries, std::size_t offset = 0) {
     ojson tokens = ojson::array(), token_logprobs = ojson::array(), top = ojson::array(), offsets = ojson::array();
-    std::size_t offset = 0;
     for (const LogprobEntry& e : entries) {
         tokens.push_back(e.token);
         token_logprobs.push_back(resp_logprob(e.logprob));
@@ -95,9 +94,14 @@ std::string completion_json(const ResponseMeta& meta, const Completion& c) {
 }
 
 std::string stream_chunk(const ResponseMeta& meta, const std::string& text, const std::string& finish_reason,
-                         bool first, bool include_usage) {
+                         bool first, bool include_usage, ChunkLogprobs logprobs) {
     ojson j = resp_base(meta, meta.chat ? "chat.completion.chunk" : "text_completion");
-    ojson choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", resp_finish(finish_reason)}};
+    ojson lp = nullptr;
+    if (logprobs.entries) {
+        lp = meta.chat ? resp_chat_logprobs(*logprobs.entries)
+                       : resp_text_logprobs(*logprobs.entries, logprobs.text_offset);
+    }
+    ojson choice = {{"index", 0}, {"logprobs", std::move(lp)}, {"finish_reason", resp_finish(finish_reason)}};
     if (meta.chat) {
         ojson delta = ojson::object();
         if (first) delta["role"] = "assistant";

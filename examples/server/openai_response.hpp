@@ -47,11 +47,18 @@ struct Completion {
 /// The whole answer: a chat.completion or a text_completion object.
 std::string completion_json(const ResponseMeta& meta, const Completion& c);
 
+/// The log-probabilities a stream chunk carries: the tokens sampled since the previous chunk,
+/// and (text completions) the offset of the first one's text in the whole answer.
+struct ChunkLogprobs {
+    const std::vector<LogprobEntry>* entries = nullptr;
+    std::size_t text_offset = 0;
+};
+
 /// "data: JSON\n\n" for one chunk of a stream; `text` is the delta (chat: content; the first
 /// chat chunk also carries "role": "assistant"), `finish_reason` null when empty. With
-/// include_usage every chunk has "usage": null.
+/// include_usage every chunk has "usage": null. `logprobs.entries` null: "logprobs": null.
 std::string stream_chunk(const ResponseMeta& meta, const std::string& text, const std::string& finish_reason,
-                         bool first, bool include_usage);
+                         bool first, bool include_usage, ChunkLogprobs logprobs = {});
 /// The last chunk before [DONE] with stream_options.include_usage: no choices, the usage.
 std::string stream_usage_chunk(const ResponseMeta& meta, const Usage& usage);
 /// An error inside a stream (the status line has gone already): "data: {"error": ...}\n\n".

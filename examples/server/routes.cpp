@@ -23,6 +23,7 @@ struct Exchange {
     std::mutex mutex;
     std::condition_variable cv;
     std::string pending;         // text released and not yet sent
+    std::vector<ember::TokenLogprobs> pending_logprobs;  // (stream with logprobs) not yet sent
     bool done = false;
     ember::RequestResult result;
     std::atomic<bool> client_gone{false};
@@ -102,9 +103,9 @@ Usage route_usage(const ember::RequestResult& r) {
     return {r.prompt_tokens, static_cast<std::int64_t>(r.tokens.size()), r.cached_tokens};
 }
 
-std::vector<LogprobEntry> route_logprobs(const ember::Model& model, const ember::RequestResult& r) {
+std::vector<LogprobEntry> route_logprobs(const ember::Model& model, const std::vector<ember::TokenLogprobs>& tokens) {
     std::vector<LogprobEntry> out;
-    for (const ember::TokenLogprobs& t : r.logprobs) {
+    for (const ember::TokenLogprobs& t : tokens) {
         LogprobEntry e{model.token_to_piece(t.token), t.logprob, {}};
         for (const ember::TokenLogprob& alt : t.top) e.top.emplace_back(model.token_to_piece(alt.token), alt.logprob);
         out.push_back(std::move(e));
@@ -147,6 +148,12 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
     request.options.stop = cr.stop;
     request.options.logprobs = cr.logprobs;
     request.options.top_logprobs = cr.top_logprobs;
+    if (cr.logprobs && cr.stream) {
+        request.options.on_logprobs = [ex](const ember::TokenLogprobs& t) {
+            const std::lock_guard lock(ex->mutex);
+            ex->pending_logprobs.push_back(t);
+        };
+    }
     request.options.on_token = [ex](ember::Token, std::string_view text) {
         if (!text.empty()) {
             const std::lock_guard lock(ex->mutex);
@@ -201,7 +208,7 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
             return route_busy(res, "the server is shutting down");
         }
         Completion c{r.text, route_finish_reason(r.stop_reason), route_usage(r), std::nullopt};
-        if (cr.logprobs) c.logprobs = route_logprobs(model, r);
+        if (cr.logprobs) c.logprobs = route_logprobs(model, r.logprobs);
         res.set_content(completion_json(meta, c), "application/json");
         return;
     }
@@ -209,11 +216,14 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
     // A stream: httplib calls the provider until it calls sink.done() or returns false (the
     // client went away); the releaser then cancels the request if it is still running.
     const bool include_usage = cr.include_usage;
+    const bool with_logprobs = cr.logprobs;
     auto first = std::make_shared<bool>(true);
+    auto text_offset = std::make_shared<std::size_t>(0);  // of the next streamed token's piece
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [ex, handle, meta, include_usage, first, deadline, st, admitted](std::size_t, httplib::DataSink& sink) {
+        [ex, handle, meta, include_usage, with_logprobs, first, text_offset, deadline, st,
+         admitted](std::size_t, httplib::DataSink& sink) {
             std::string out;
             if (*first) {
                 *first = false;
@@ -221,10 +231,14 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
             }
             std::unique_lock lock(ex->mutex);
             if (out.empty()) {
-                ex->cv.wait_for(lock, std::chrono::seconds(1), [&] { return ex->done || !ex->pending.empty(); });
+                ex->cv.wait_for(lock, std::chrono::seconds(1), [&] {
+                    return ex->done || !ex->pending.empty() || !ex->pending_logprobs.empty();
+                });
             }
             const std::string text = std::move(ex->pending);
             ex->pending.clear();
+            const std::vector<ember::TokenLogprobs> logprobs = std::move(ex->pending_logprobs);
+            ex->pending_logprobs.clear();
             const bool done = ex->done;
             const ember::RequestResult r = done ? ex->result : ember::RequestResult{};
             if (!done && (Clock::now() >= deadline || st->stopping.load())) {
@@ -233,7 +247,15 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
             }
             const bool timed_out = ex->timed_out;
             lock.unlock();
-            if (!text.empty()) out += stream_chunk(meta, text, "", false, include_usage);
+            if (!text.empty() || !logprobs.empty()) {
+                // Tokens whose text is held back (a possible stop string, part of a character)
+                // send their logprobs now and their text with a later chunk.
+                std::vector<LogprobEntry> entries;
+                if (with_logprobs) entries = route_logprobs(*st->model, logprobs);
+                out += stream_chunk(meta, text, "", false, include_usage,
+                                    {with_logprobs ? &entries : nullptr, *text_offset});
+                for (const LogprobEntry& e : entries) *text_offset += e.token.size();
+            }
             if (done) {
                 if (r.stop_reason == ember::StopReason::error) {
                     out += stream_error("generation failed: " + r.error, "server_error");

@@ -159,6 +159,10 @@ struct GenerateOptions {
     /// With logprobs: also the this many most likely tokens at each position (OpenAI's
     /// `top_logprobs`, 0 to 20 there; any count >= 0 here).
     int top_logprobs = 0;
+    /// With logprobs: called with each generated token's entry as soon as it is sampled, just
+    /// before on_token (so a stream can carry logprobs with its text; an Engine calls it on its
+    /// worker thread). The same entries end up in GenerateResult::logprobs.
+    std::function<void(const TokenLogprobs&)> on_logprobs{};
 };
 
 /// Most bytes of application data Session::save_state keeps with a state.

@@ -27,7 +27,10 @@ bool Generation::emit_text(Token token, std::string_view text) {
 
 Generation::Emitted Generation::emit_token(Token token, std::span<const float> logits) {
     result_.tokens.push_back(token);
-    if (options_.logprobs) result_.logprobs.push_back(ember::logprobs(logits, token, options_.top_logprobs));
+    if (options_.logprobs) {
+        result_.logprobs.push_back(ember::logprobs(logits, token, options_.top_logprobs));
+        if (options_.on_logprobs) options_.on_logprobs(result_.logprobs.back());
+    }
     const std::string piece = stream_.push(token);
     const StopStrings::Step stop = stops_.push(piece);
     std::string_view out = stop.released;

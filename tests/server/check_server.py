@@ -189,13 +189,24 @@ def check_chat(srv):
     content = lp["choices"][0]["logprobs"]["content"]
     assert len(content) == lp["usage"]["completion_tokens"], lp
     assert all(len(c["top_logprobs"]) == 3 and c["top_logprobs"][0]["token"] == c["token"] for c in content), content
+    # Streamed, the chunks' entries joined are the same; a text completion's too, with offsets.
+    events, done = srv.stream("/v1/chat/completions", {**body, "logprobs": True, "top_logprobs": 3})
+    streamed = [c for e in events if e["choices"] and e["choices"][0]["logprobs"]
+                for c in e["choices"][0]["logprobs"]["content"]]
+    assert done and streamed == content, (streamed, content)
+    text_body = {"prompt": "Once upon a time", "max_tokens": 12, "temperature": 0, "logprobs": 2}
+    whole = srv.ok("/v1/completions", text_body)["choices"][0]["logprobs"]
+    events, done = srv.stream("/v1/completions", text_body)
+    parts = [e["choices"][0]["logprobs"] for e in events if e["choices"] and e["choices"][0]["logprobs"]]
+    joined = {k: [x for p in parts for x in p[k]] for k in ("tokens", "token_logprobs", "top_logprobs", "text_offset")}
+    assert done and joined == whole, (joined, whole)
     # Seeded sampling repeats; a JSON object response is valid JSON.
     seeded = {"prompt": "Once upon a time", "max_tokens": 16, "temperature": 0.9, "seed": 7}
     assert srv.ok("/v1/completions", seeded)["choices"][0]["text"] == srv.ok("/v1/completions", seeded)["choices"][0]["text"]
     j = srv.ok("/v1/chat/completions", {**body, "max_tokens": 200, "response_format": {"type": "json_object"}})
     if j["choices"][0]["finish_reason"] == "stop":
         assert isinstance(json.loads(j["choices"][0]["message"]["content"]), dict), j
-    print("chat, stop strings, logprobs, seed, json_object: ok")
+    print("chat, stop strings, logprobs (whole and streamed), seed, json_object: ok")
 
 
 def check_concurrent(srv):

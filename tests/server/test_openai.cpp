@@ -139,7 +139,6 @@ TEST_CASE("every bad field is a 400 naming the field and what is wrong") {
         {R"(, "logprobs": 1)", "'logprobs': must be a boolean, not an integer"},
         {R"(, "logprobs": true, "top_logprobs": 21)", "'top_logprobs': 21 is out of range [0, 20]"},
         {R"(, "top_logprobs": 2)", "needs \"logprobs\": true"},
-        {R"(, "logprobs": true, "stream": true)", "not supported yet"},
         {R"(, "stream": "yes")", "'stream': must be a boolean, not a string"},
         {R"(, "stream_options": 1)", "'stream_options': must be an object"},
         {R"(, "n": 2)", "'n': only n = 1"},
@@ -228,6 +227,22 @@ TEST_CASE("stream chunks are server-sent events in OpenAI's chunk shapes") {
     json text = body_of(ember_server::stream_chunk({"cmpl-3", 1, "m", false}, "a\nb", "", false, false));
     CHECK(text["object"] == "text_completion");
     CHECK(text["choices"][0]["text"] == "a\nb");
+    CHECK(text["choices"][0]["logprobs"].is_null());
+    // A chunk with logprobs: chat carries "content" entries; text carries offsets in the answer.
+    const std::vector<ember_server::LogprobEntry> entries = {{"a", -0.5f, {{"a", -0.5f}, {"b", -1.5f}}},
+                                                             {"\nb", -0.25f, {}}};
+    json chat_lp = body_of(ember_server::stream_chunk(chat, "a\nb", "", false, false, {&entries, 0}));
+    const json& content = chat_lp["choices"][0]["logprobs"]["content"];
+    REQUIRE(content.size() == 2);
+    CHECK(content[0]["token"] == "a");
+    CHECK(content[0]["logprob"] == -0.5);
+    CHECK(content[0]["top_logprobs"][1]["token"] == "b");
+    CHECK(content[1]["bytes"] == json::array({10, 98}));
+    json text_lp = body_of(ember_server::stream_chunk({"cmpl-3", 1, "m", false}, "", "", false, false, {&entries, 7}));
+    CHECK(text_lp["choices"][0]["text"] == "");
+    CHECK(text_lp["choices"][0]["logprobs"]["tokens"] == json::array({"a", "\nb"}));
+    CHECK(text_lp["choices"][0]["logprobs"]["text_offset"] == json::array({7, 8}));
+    CHECK(text_lp["choices"][0]["logprobs"]["top_logprobs"][0]["b"] == -1.5);
     CHECK(ember_server::stream_done() == "data: [DONE]\n\n");
     json err = body_of(ember_server::stream_error("boom", "server_error"));
     CHECK(err["error"]["message"] == "boom");

@@ -115,3 +115,62 @@ TEST_CASE("logprobs: generate reports the raw distribution of every token", "[ap
     CHECK_THROWS_WITH(session.generate(greedy, {.max_tokens = 2, .logprobs = true, .top_logprobs = -1}),
                       Catch::Contains("top_logprobs"));
 }
+
+TEST_CASE("logprobs: on_logprobs streams each entry before its on_token, in a Session and an Engine",
+          "[api][logprobs]") {
+    EMBER_REQUIRE_SHARED(kStories);
+    const auto model = ember::Model::load(ember_test::shared_file(kStories).string(), {.threads = 1});
+    const auto prompt = model.tokenize("Once upon a time", {.add_bos = true});
+    // Events in order: 'L' an entry for token t, 'T' on_token for t; stop strings hold text back
+    // but never an entry.
+    struct Recorder {
+        std::vector<ember::TokenLogprobs> entries;
+        std::vector<std::pair<char, ember::Token>> events;
+        ember::GenerateOptions options() {
+            ember::GenerateOptions go;
+            go.max_tokens = 24;
+            go.logprobs = true;
+            go.top_logprobs = 2;
+            go.stop = {"zzz"};
+            go.on_logprobs = [this](const ember::TokenLogprobs& t) {
+                entries.push_back(t);
+                events.emplace_back('L', t.token);
+            };
+            go.on_token = [this](ember::Token t, std::string_view) {
+                if (t != ember::kNoToken) events.emplace_back('T', t);
+                return true;
+            };
+            return go;
+        }
+        void check(const std::vector<ember::TokenLogprobs>& result_entries, const std::vector<ember::Token>& tokens) {
+            REQUIRE(entries.size() == tokens.size());
+            REQUIRE(events.size() == 2 * tokens.size());
+            for (std::size_t i = 0; i < tokens.size(); ++i) {
+                CHECK(events[2 * i] == std::make_pair('L', tokens[i]));
+                CHECK(events[2 * i + 1] == std::make_pair('T', tokens[i]));
+                CHECK(entries[i].logprob == result_entries[i].logprob);
+                CHECK(entries[i].top.size() == 2);
+            }
+        }
+    };
+
+    Recorder alone;
+    ember::Session session(model, {.context = 64});
+    REQUIRE(session.prefill(prompt) == ember::Status::ok);
+    ember::Sampler sampler({.temperature = 0.9f, .seed = 11});
+    const ember::GenerateResult r = session.generate(sampler, alone.options());
+    alone.check(r.logprobs, r.tokens);
+
+    Recorder batched;
+    ember::EngineOptions eo;
+    eo.context = 64;
+    eo.threads = 1;
+    ember::Engine engine(model, eo);
+    ember::Request request;
+    request.prompt = prompt;
+    request.sampler = ember::Sampler({.temperature = 0.9f, .seed = 11});
+    request.options = batched.options();
+    const ember::RequestResult e = engine.submit(std::move(request)).wait();
+    batched.check(e.logprobs, e.tokens);
+    CHECK(e.tokens == r.tokens);
+}
