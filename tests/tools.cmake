@@ -62,6 +62,21 @@ foreach(model stories260K stories260K-Q8_0 stories260K-Q4_0)
   set_tests_properties(perplexity_${model} PROPERTIES LABELS "tools;e2e"
                        SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 endforeach()
+# --kv-type f16: llama.cpp's own KV type, so within the F32 tolerances too; q8_0 needs a head
+# dimension that is a multiple of 32 (stories260K's is 8): a clear error.
+add_test(NAME perplexity_stories260K_kv_f16
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+                 -DTOLERANCE_PPM=${EMBER_PPL_TOLERANCE_stories260K}
+                 -DCHUNK_TOLERANCE_PPM=${EMBER_PPL_CHUNK_TOLERANCE_stories260K}
+                 -DMODEL=${EMBER_TOOLS_STORIES} -DNAME=stories260K.gguf -DEXTRA_ARGS=--kv-type|f16
+                 -DTEXT=${EMBER_TOOLS_TEXT} -DREFERENCE=${EMBER_TOOLS_PPL_REF}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_perplexity.cmake)
+add_test(NAME perplexity_kv_q8_0_head_dim
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+                 -DARGS=-m|${EMBER_TOOLS_STORIES}|-f|${EMBER_TOOLS_TEXT}|-c|128|--kv-type|q8_0
+                 -DEXPECT=multiple\ of\ 32 -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_cli_error.cmake)
+set_tests_properties(perplexity_stories260K_kv_f16 perplexity_kv_q8_0_head_dim PROPERTIES LABELS "tools;e2e"
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 add_test(NAME perplexity_text_too_short
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
                  -DARGS=-m|${EMBER_TOOLS_STORIES}|-f|${EMBER_TOOLS_TEXT}|-c|512

@@ -40,6 +40,7 @@ void usage() {
                 "  -c N     tokens per chunk, %s\n"
                 "  -b N     tokens per forward pass, %s (default: the context)\n"
                 "  -t N     threads, %s (default 0: all)\n"
+                "  --kv-type T  KV cache type: f32 (default), f16, q8_0\n"
                 "  --kl-divergence-base FILE  with -f: save the log-probabilities to FILE (llama.cpp's format)\n"
                 "  --kl-divergence            compare with the saved ones (KL divergence, same top token,\n"
                 "                             PPL ratio); the tokens come from the base file, not -f\n",
@@ -81,18 +82,26 @@ void run_chunks(ember::Session& session, std::span<const ember::Token> tokens, i
     }
 }
 
-ember::Session make_session(const ember::Model& model, int n_ctx, int n_threads, int n_batch) {
+// What every chunk's session shares besides its context: threads, tokens per pass, KV type.
+struct SessionSettings {
+    int threads = 0;
+    int batch = 0;
+    ember::KvType kv_type = ember::KvType::f32;
+};
+
+ember::Session make_session(const ember::Model& model, int n_ctx, const SessionSettings& settings) {
     ember::SessionOptions session_options;
     session_options.context = n_ctx;
-    session_options.threads = n_threads;
-    session_options.batch = n_batch;
+    session_options.threads = settings.threads;
+    session_options.batch = settings.batch;
+    session_options.kv_type = settings.kv_type;
     session_options.logits_all = true;
     return ember::Session(model, session_options);
 }
 
 // --kl-divergence: this model against the base file's log-probabilities.
-int kl_divergence(const ember::Model& model, const std::string& base_path, int n_ctx_option, int n_threads,
-                  int n_batch) {
+int kl_divergence(const ember::Model& model, const std::string& base_path, int n_ctx_option,
+                  SessionSettings settings) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(base_path, ec)) {
         throw ember::Error(base_path + ": the KL-divergence base is missing or not a regular file");
@@ -107,10 +116,11 @@ int kl_divergence(const ember::Model& model, const std::string& base_path, int n
         throw ember::Error(base_path + " was made with context " + std::to_string(n_ctx) + ", not " +
                            std::to_string(n_ctx_option) + " (-c)");
     }
-    n_batch = n_batch > 0 ? std::min(n_batch, n_ctx) : n_ctx;
+    settings.batch = settings.batch > 0 ? std::min(settings.batch, n_ctx) : n_ctx;
+    const int n_batch = settings.batch;
     std::fprintf(stderr, "kl-divergence: %d chunks of %d tokens from %s, batch %d\n", base.n_chunk, n_ctx,
                  ember::printable(base_path).c_str(), n_batch);
-    ember::Session session = make_session(model, n_ctx, n_threads, n_batch);
+    ember::Session session = make_session(model, n_ctx, settings);
     const std::int64_t nv = ember::tools::log_prob_row_words(base.n_vocab);
     std::vector<std::uint16_t> rows;
     ember::tools::KlDivergence kld;
@@ -139,6 +149,7 @@ int run(int argc, char** argv) {
     using ember::cli::UsageError;
     std::string model_path, text_path, base_path;
     int n_ctx = 512, n_threads = 0, n_batch = 0;
+    ember::KvType kv_type = ember::KvType::f32;
     bool compare = false, ctx_given = false;
     ember::cli::ArgReader args(argc, argv);
     while (args.next()) {
@@ -149,6 +160,7 @@ int run(int argc, char** argv) {
             ctx_given = true;
         } else if (args.is("-t")) n_threads = static_cast<int>(args.int_value(ember::cli::kThreadRange));
         else if (args.is("-b")) n_batch = static_cast<int>(args.int_value(kBatchRange));
+        else if (args.is("--kv-type")) kv_type = args.kv_type_value();
         else if (args.is("--kl-divergence-base")) base_path = args.value();
         else if (args.is("--kl-divergence")) compare = true;
         else if (args.is("-h", "--help")) {
@@ -166,7 +178,7 @@ int run(int argc, char** argv) {
         ember::ModelOptions model_options;
         model_options.threads = n_threads;
         const ember::Model model = ember::Model::load(model_path, model_options);
-        return kl_divergence(model, base_path, ctx_given ? n_ctx : 0, n_threads, n_batch);
+        return kl_divergence(model, base_path, ctx_given ? n_ctx : 0, {n_threads, n_batch, kv_type});
     }
     if (model_path.empty() || text_path.empty()) throw UsageError("-m MODEL and -f TEXT are required");
     n_batch = n_batch > 0 ? std::min(n_batch, n_ctx) : n_ctx;
@@ -200,7 +212,7 @@ int run(int argc, char** argv) {
         base_out->write(h.data(), h.size());
         rows.resize(static_cast<std::size_t>((n_ctx - 1 - n_ctx / 2) * nv));
     }
-    ember::Session session = make_session(model, n_ctx, n_threads, n_batch);
+    ember::Session session = make_session(model, n_ctx, {n_threads, n_batch, kv_type});
     double nll = 0.0, nll2 = 0.0;
     long long count = 0;
     run_chunks(

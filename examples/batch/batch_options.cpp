@@ -55,14 +55,8 @@ Options parse_options(int argc, char** argv) {
             o.has_seed = true;
         }
         else if (args.is("--json")) o.json = true;
-        else if (args.is("--kv-type")) {
-            const std::string t = args.value();
-            if (t == "f32") o.kv_type = ember::KvType::f32;
-            else if (t == "f16") o.kv_type = ember::KvType::f16;
-            else if (t == "q8_0") o.kv_type = ember::KvType::q8_0;
-            else throw UsageError("--kv-type: '" + t + "' is not one of f32, f16, q8_0");
-        }
-        else if (args.is("--kv-tokens")) o.kv_tokens = args.int_value(IntRange{1, 1LL << 30});
+        else if (args.is("--kv-type")) o.kv_type = args.kv_type_value();
+        else if (args.is("--kv-tokens")) o.kv_tokens = args.int_value(ember::cli::kKvTokensRange);
         else if (args.is("--no-prefix-cache")) o.prefix_cache = false;
         else if (args.is("-h", "--help")) o.help = true;
         else args.unknown();

@@ -19,6 +19,7 @@ struct Options {
     int n_predict = -1;          // -1: until end of generation or a full context
     int threads = 0;
     int context = 0;
+    ember::KvType kv_type = ember::KvType::f32;  // --kv-type
     int keep = 0;                // --keep: tokens kept by a context shift
     bool context_shift = false;  // --context-shift: shift instead of stopping when full
     bool completion = false;     // --completion: raw text continuation, no chat template

@@ -19,6 +19,7 @@ ember::SessionOptions session_options(const Options& o) {
     ember::SessionOptions s;
     s.context = o.context;
     s.threads = o.threads;
+    s.kv_type = o.kv_type;
     s.context_shift = o.context_shift;
     s.n_keep = o.keep;
     return s;

@@ -7,6 +7,13 @@ expect_failure(2 "--temp" -m "${MODEL}" --temp hot)
 expect_failure(2 "-n" -m "${MODEL}" -n)
 expect_failure(2 "-t" -m "${MODEL}" -t 1x)
 expect_failure(2 "-m" -p hello)
+expect_failure(2 "--kv-type: 'f8' is not one of f32, f16, q8_0" -m "${MODEL}" -p hi --kv-type f8)
+expect_failure(1 "multiple of 32" -m "${MODEL}" -p hi -n 4 --kv-type q8_0)
+execute_process(COMMAND "${CHAT}" -m "${MODEL}" -p "Once upon a time" -n 24 --temp 0 --kv-type f16 --quiet
+                OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^Once upon a time, there was")
+  message(FATAL_ERROR "--kv-type f16: exit ${rc}: '${out}'")
+endif()
 expect_failure(1 "does not fit in the context" -m "${MODEL}" -c 8 --completion
                -p "Once upon a time there was a very long prompt that cannot fit")
 execute_process(COMMAND "${CHAT}" --help OUTPUT_VARIABLE out RESULT_VARIABLE rc)

@@ -73,6 +73,13 @@ double parse_real(std::string_view flag, std::string_view text, RealRange range)
     return v;
 }
 
+ember::KvType parse_kv_type(std::string_view flag, std::string_view text) {
+    if (text == "f32") return ember::KvType::f32;
+    if (text == "f16") return ember::KvType::f16;
+    if (text == "q8_0") return ember::KvType::q8_0;
+    bad_value(flag, quoted(text) + " is not one of f32, f16, q8_0");
+}
+
 std::string ArgReader::value() {
     const std::string flag(arg());
     if (i_ + 1 >= argc_) throw UsageError(flag + " needs a value");

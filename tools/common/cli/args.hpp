@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "ember/types.hpp"
+
 namespace ember::cli {
 
 /// A bad command line: the tool prints the message on one line and exits with code 2.
@@ -43,10 +45,14 @@ std::uint64_t parse_u64(std::string_view flag, std::string_view text);
 /// Parses `text` as a finite real number in `range`; throws UsageError naming `flag` otherwise.
 double parse_real(std::string_view flag, std::string_view text, RealRange range);
 
+/// Parses "f32", "f16" or "q8_0" (the KV cache types); throws UsageError naming `flag` otherwise.
+ember::KvType parse_kv_type(std::string_view flag, std::string_view text);
+
 // Ranges shared by the tools (each tool documents its flags with them in --help).
 inline constexpr IntRange kThreadRange{0, 1024};             ///< -t: 0 = all hardware threads
 inline constexpr IntRange kContextRange{0, 1 << 20};         ///< -c: tokens (0 = model's default)
 inline constexpr IntRange kTokenCountRange{0, 1 << 20};      ///< token counts (-p/-n of ember-bench, ...)
+inline constexpr IntRange kKvTokensRange{1, 1LL << 30};      ///< --kv-tokens: a shared KV pool, in tokens
 
 /// Walks argv one argument at a time:
 ///   ArgReader args(argc, argv);
@@ -79,6 +85,10 @@ public:
     double real_value(RealRange range) {
         const std::string flag(arg());
         return parse_real(flag, value(), range);
+    }
+    ember::KvType kv_type_value() {
+        const std::string flag(arg());
+        return parse_kv_type(flag, value());
     }
     /// Throws UsageError for the current argument ("unknown argument 'X'").
     [[noreturn]] void unknown() const;
