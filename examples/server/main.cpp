@@ -103,6 +103,8 @@ int serve(const ember_server::Options& o) {
         eo.context = o.context;
         eo.threads = o.threads;
         eo.step_tokens = std::max(512, o.parallel);
+        eo.kv_type = o.kv_type;
+        eo.kv_cache_tokens = o.kv_tokens;
         state.engine = std::make_unique<ember::Engine>(*state.model, eo);
         state.loaded.store(true, std::memory_order_release);
         if (state.stopping.load()) state.engine->cancel_all();  // a signal came while loading

@@ -123,6 +123,8 @@ std::vector<ember::ChatMessage> req_messages(const json& body) {
             req_fail(at + ".role", "'" + msg.role + "' is not one of system, developer, user, assistant, tool");
         }
         const auto content = m.find("content");
+        // Only an assistant turn may leave content out (it may only call tools), as OpenAI.
+        if (msg.role != "assistant" && (content == m.end() || content->is_null())) req_fail(at + ".content", "is required");
         msg.content = req_content(content == m.end() ? json() : *content, at + ".content");
         if (const json* name = req_field(m, "name"); name && name->is_string()) msg.name = name->get<std::string>();
         if (const json* id = req_field(m, "tool_call_id"); id && id->is_string()) msg.tool_call_id = id->get<std::string>();

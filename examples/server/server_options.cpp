@@ -29,6 +29,11 @@ const char* usage_text() {
            "                          (default 600, 1..86400)\n"
            "      --max-body BYTES    largest request body (default 8388608; 1024..1073741824);\n"
            "                          larger bodies get 413\n"
+           "      --kv-type T         how the KV cache stores keys and values: f32 (default),\n"
+           "                          f16, q8_0 (needs a head dimension that is a multiple of 32)\n"
+           "      --kv-tokens N       KV cache pool all requests share, in tokens (default:\n"
+           "                          --parallel x context; 1..1073741824); requests pause\n"
+           "                          when it is full, finished prompts stay cached in it\n"
            "      --api-key KEY       require 'Authorization: Bearer KEY' on /v1/*\n"
            "      --alias NAME        model id reported by /v1/models (default: the file name)\n"
            "      --chat-template FILE  Jinja chat template to use instead of the model's (at most 1 MiB)\n"
@@ -55,6 +60,8 @@ Options parse_options(int argc, char** argv) {
             if (o.api_key.empty()) throw UsageError("--api-key: the key is empty");
         }
         else if (args.is("--alias")) o.alias = args.value();
+        else if (args.is("--kv-type")) o.kv_type = args.kv_type_value();
+        else if (args.is("--kv-tokens")) o.kv_tokens = args.int_value(ember::cli::kKvTokensRange);
         else if (args.is("--chat-template"))
             o.chat_template = ember::cli::read_text_input(args.value(), ember::cli::kTemplateLimit, "chat template");
         else if (args.is("-h", "--help")) o.help = true;

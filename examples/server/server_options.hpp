@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ember/types.hpp"
+
 namespace ember_server {
 
 struct Options {
@@ -20,6 +22,8 @@ struct Options {
     std::string api_key;           // when set: Authorization: Bearer KEY on /v1/*
     std::string chat_template;     // the template's text (read from --chat-template FILE)
     std::string alias;             // model id in /v1/models and responses
+    ember::KvType kv_type = ember::KvType::f32;
+    std::int64_t kv_tokens = 0;    // the KV pool shared by all requests; 0: parallel x context
     bool help = false;
 };
 
