@@ -109,6 +109,9 @@ TEST_CASE("every bad field is a 400 naming the field and what is wrong") {
     CHECK_THAT(error_of(R"({"messages": []})"), Catch::Contains("'messages': must not be empty"));
     CHECK_THAT(error_of(R"({"messages": [{"role": "robot", "content": "x"}]})"),
                Catch::Contains("'messages[0].role': 'robot' is not one of"));
+    CHECK_THAT(error_of(R"({"messages": [{"role": "user"}]})"), Catch::Contains("'messages[0].content': is required"));
+    CHECK_THAT(error_of(R"({"messages": [{"role": "system", "content": null}]})"),
+               Catch::Contains("'messages[0].content': is required"));
     CHECK_THAT(error_of(R"({"messages": [{"role": "user", "content": 5}]})"),
                Catch::Contains("'messages[0].content': must be a string or an array of parts, not an integer"));
     CHECK_THAT(error_of(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})"),
