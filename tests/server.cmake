@@ -24,3 +24,12 @@ add_test(NAME server_e2e
 set_tests_properties(server_e2e PROPERTIES LABELS "e2e;server" TIMEOUT 120
   PASS_REGULAR_EXPRESSION "server checks passed"
   SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+# Load and abuse: 32 concurrent streams, bad bodies, dropped clients, 1,000 requests with flat
+# memory, 100 seeded JSON Schema generations (tests/server/check_server_stress.py).
+add_test(NAME server_stress
+         COMMAND ${CMAKE_COMMAND} -DSHARED_DEFAULT=${EMBER_SHARED_DIR} -DREQUIRE=${stories}
+                 "-DCMD=${EMBER_PYTHON3}|${CMAKE_CURRENT_SOURCE_DIR}/server/check_server_stress.py|$<TARGET_FILE:ember-server>|${stories}"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_with_shared.cmake)
+set_tests_properties(server_stress PROPERTIES LABELS "e2e;server" TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "server stress checks passed"
+  SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
