@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config git libeigen3-dev libxsimd-dev catch2
           libsentencepiece-dev libpcre2-dev qemu-user nlohmann-json3-dev python3
           libcpp-httplib-dev)
+# More packages from the caller (scripts/test.sh adds what only the tests use).
+read -r -a extra_packages <<< "${EXTRA_PACKAGES:-}"
+packages+=("${extra_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 # every file is still checked to compile on its own.
 unity=-DCMAKE_UNITY_BUILD=ON
 
+# Packages only the tests use: nginx, for ember-server behind a load balancer (server_nginx).
+export EXTRA_PACKAGES="nginx"
 # In CI (CI=true) the benchmarks are not built: they run no test, and CI time is tight (2 cores).
 if [ "${CI:-}" = true ]; then
   EXTRA_CMAKE_ARGS="-DEMBER_BUILD_BENCHMARKS=OFF" scripts/setup.sh

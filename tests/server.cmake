@@ -33,3 +33,17 @@ add_test(NAME server_stress
 set_tests_properties(server_stress PROPERTIES LABELS "e2e;server" TIMEOUT 300
   PASS_REGULAR_EXPRESSION "server stress checks passed"
   SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+# Two replicas behind nginx with the config of docs/deploy.md (examples/server/deploy/nginx.conf).
+# scripts/test.sh installs Debian's nginx; without it the test is left out.
+find_program(EMBER_NGINX NAMES nginx PATHS /usr/sbin /usr/local/sbin)
+if(EMBER_NGINX)
+  add_test(NAME server_nginx
+           COMMAND ${CMAKE_COMMAND} -DSHARED_DEFAULT=${EMBER_SHARED_DIR} -DREQUIRE=${stories}
+                   "-DCMD=${EMBER_PYTHON3}|${CMAKE_CURRENT_SOURCE_DIR}/server/check_nginx.py|$<TARGET_FILE:ember-server>|${stories}|${EMBER_NGINX}|${PROJECT_SOURCE_DIR}/examples/server/deploy/nginx.conf"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_with_shared.cmake)
+  set_tests_properties(server_nginx PROPERTIES LABELS "e2e;server" TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "nginx checks passed"
+    SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+else()
+  message(STATUS "ember: nginx not found: the load-balancer test (server_nginx) is left out")
+endif()
