@@ -47,3 +47,19 @@ if(EMBER_NGINX)
 else()
   message(STATUS "ember: nginx not found: the load-balancer test (server_nginx) is left out")
 endif()
+# The official openai npm client (installed with npm into the build tree, once) and curl against
+# the server (tests/server/check_openai_client.py, openai_client.mjs).
+find_program(EMBER_NODE NAMES node nodejs)
+find_program(EMBER_NPM NAMES npm)
+find_program(EMBER_CURL NAMES curl)
+if(EMBER_NODE AND EMBER_NPM AND EMBER_CURL)
+  add_test(NAME server_openai_client
+           COMMAND ${CMAKE_COMMAND} -DSHARED_DEFAULT=${EMBER_SHARED_DIR} -DREQUIRE=${stories}
+                   "-DCMD=${EMBER_PYTHON3}|${CMAKE_CURRENT_SOURCE_DIR}/server/check_openai_client.py|$<TARGET_FILE:ember-server>|${stories}|${EMBER_NODE}|${EMBER_NPM}|${CMAKE_CURRENT_BINARY_DIR}/npm-openai"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_with_shared.cmake)
+  set_tests_properties(server_openai_client PROPERTIES LABELS "e2e;server" TIMEOUT 400
+    PASS_REGULAR_EXPRESSION "openai client checks passed \\(node and curl\\)"
+    SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+else()
+  message(STATUS "ember: node, npm or curl not found: the openai client test is left out")
+endif()

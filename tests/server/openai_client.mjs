@@ -1,0 +1,83 @@
+// The official `openai` npm client against a running ember-server (tests/server/check_openai_client.py
+// starts the server, installs the package and runs this file).
+//   node openai_client.mjs BASE_URL PACKAGE_DIR
+// PACKAGE_DIR holds node_modules/openai. Prints "openai client checks passed"; any failure
+// throws (exit code 1).
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const [baseURL, packageDir] = process.argv.slice(2);
+const require = createRequire(path.join(packageDir, 'package.json'));
+const OpenAI = require('openai');
+const client = new OpenAI({ baseURL, apiKey: 'sekrit', timeout: 60_000, maxRetries: 0 });
+const log = (s) => console.log(s);
+
+const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Tell me a story.' }];
+
+// Chat: a whole answer, then the same request streamed.
+const chat = await client.chat.completions.create({ model: 'stories', messages, max_tokens: 24, temperature: 0 });
+assert.equal(chat.object, 'chat.completion');
+assert.equal(chat.choices[0].message.role, 'assistant');
+assert.equal(typeof chat.choices[0].message.content, 'string');
+assert.ok(['stop', 'length'].includes(chat.choices[0].finish_reason));
+assert.equal(chat.usage.total_tokens, chat.usage.prompt_tokens + chat.usage.completion_tokens);
+log(`chat: ${chat.usage.completion_tokens} tokens`);
+
+const stream = await client.chat.completions.create({
+  model: 'stories', messages, max_tokens: 24, temperature: 0, stream: true,
+  stream_options: { include_usage: true },
+});
+let text = '';
+let usage = null;
+let finish = null;
+for await (const chunk of stream) {
+  if (chunk.usage) usage = chunk.usage;
+  for (const c of chunk.choices) {
+    text += c.delta.content ?? '';
+    finish = c.finish_reason ?? finish;
+  }
+}
+assert.equal(text, chat.choices[0].message.content);
+assert.equal(finish, chat.choices[0].finish_reason);
+assert.deepEqual(usage.completion_tokens, chat.usage.completion_tokens);
+log('chat stream: the same text, finish_reason and usage');
+
+// Structured output: json_schema through the grammar stage.
+const schema = {
+  type: 'object',
+  properties: { name: { type: 'string', maxLength: 12 }, age: { type: 'integer', minimum: 0, maximum: 99 } },
+  required: ['name', 'age'],
+  additionalProperties: false,
+};
+for (const seed of [1, 2, 3]) {
+  const r = await client.chat.completions.create({
+    model: 'stories', messages, max_tokens: 200, temperature: 1, seed,
+    response_format: { type: 'json_schema', json_schema: { name: 'person', schema, strict: true } },
+  });
+  assert.equal(r.choices[0].finish_reason, 'stop');
+  const person = JSON.parse(r.choices[0].message.content);
+  assert.deepEqual(Object.keys(person).sort(), ['age', 'name']);
+  assert.equal(typeof person.name, 'string');
+  assert.ok(Number.isInteger(person.age) && person.age >= 0 && person.age <= 99, JSON.stringify(person));
+}
+log('json_schema: 3 seeded answers parse and match the schema');
+
+// Legacy completions, with logprobs; models.
+const done = await client.completions.create({ model: 'stories', prompt: 'Once upon a time', max_tokens: 8,
+                                                temperature: 0, logprobs: 2 });
+assert.equal(done.choices[0].logprobs.tokens.length, done.usage.completion_tokens);
+assert.equal(done.choices[0].logprobs.tokens.join(''), done.choices[0].text);
+const models = await client.models.list();
+assert.equal(models.data[0].id, 'stories');
+log('completions with logprobs, models.list: ok');
+
+// Errors surface as the client's typed errors with OpenAI's body.
+await assert.rejects(
+  client.chat.completions.create({ model: 'stories', messages, temperature: 7 }),
+  (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && /'temperature'/.test(e.message));
+const noKey = new OpenAI({ baseURL, apiKey: 'wrong', maxRetries: 0 });
+await assert.rejects(noKey.models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
+log('400 and 401 as BadRequestError and AuthenticationError');
+
+console.log('openai client checks passed');
