@@ -21,5 +21,6 @@
 #include "ember/session.hpp"
 #include "ember/speculative.hpp"
 #include "ember/text.hpp"
+#include "ember/tool_calls.hpp"
 #include "ember/types.hpp"
 #include "ember/version.hpp"

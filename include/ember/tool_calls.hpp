@@ -10,6 +10,7 @@
 //   for (const ember::ToolCall& call : reply.tool_calls) run(call.name, call.arguments);
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,13 @@ struct ParsedReply {
 /// parse or is cut short, no "name", arguments that are not an object) is not a call: its text
 /// stays in `content`. Never throws for any text.
 EMBER_API ParsedReply parse_tool_calls(std::string_view text, ToolCallFormat format);
+
+/// For streaming: how many leading bytes of a reply still being generated are content whatever
+/// comes next. It ends where a call starts or may start: at a marker, at a partial marker at the
+/// end, and (llama3; mistral without its control token) at a reply that opens with `{` or `[`
+/// or has only whitespace so far. Send those bytes; hold the rest until the reply is complete,
+/// then parse_tool_calls the whole reply.
+EMBER_API std::size_t tool_call_free_prefix(std::string_view partial_reply, ToolCallFormat format) noexcept;
 
 /// Options for tool_call_grammar.
 struct ToolCallGrammarOptions {

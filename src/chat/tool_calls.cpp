@@ -2,6 +2,7 @@
 // and a parser per format. Parsing never throws: what is not a well-formed call stays text.
 #include "ember/tool_calls.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <random>
 
@@ -225,7 +226,30 @@ ParsedReply parse_mistral(std::string_view text, ToolCallFormat format) {
     return finish(std::move(content), std::move(calls));
 }
 
+// Where the longest end of `text` that is the start of `marker` (shorter than it) begins; npos
+// when none is.
+std::size_t partial_marker(std::string_view text, std::string_view marker) {
+    for (std::size_t n = std::min(text.size(), marker.size() - 1); n > 0; --n) {
+        if (text.substr(text.size() - n) == marker.substr(0, n)) return text.size() - n;
+    }
+    return std::string_view::npos;
+}
+
 }  // namespace
+
+std::size_t tool_call_free_prefix(std::string_view text, ToolCallFormat format) noexcept {
+    const std::string_view marker = format == ToolCallFormat::hermes   ? kHermesOpen
+                                    : format == ToolCallFormat::llama3 ? kPythonTag
+                                                                       : kToolCalls;
+    if (const std::size_t at = text.find(marker); at != std::string_view::npos) return at;
+    if (format != ToolCallFormat::hermes) {
+        // A reply that is a bare call: Llama's JSON, Mistral's array without its control token.
+        const std::size_t first = skip_space(text, 0);
+        if (first == text.size() || text[first] == (format == ToolCallFormat::llama3 ? '{' : '[')) return 0;
+    }
+    const std::size_t partial = partial_marker(text, marker);
+    return partial == std::string_view::npos ? text.size() : partial;
+}
 
 const char* tool_call_format_name(ToolCallFormat format) noexcept {
     switch (format) {

@@ -268,3 +268,20 @@ TEST_CASE("tool calls: bad tools for the grammar are errors naming the tool", "[
                Catch::Contains("function 'f'"));
     CHECK_THAT(message(R"([{"function": {"name": "f"}}])", "g"), Catch::Contains("no function named 'g'"));
 }
+
+TEST_CASE("tool calls: the part of a partial reply that is surely content", "[tool_calls]") {
+    using ember::tool_call_free_prefix;
+    CHECK(tool_call_free_prefix("Hello there", ToolCallFormat::hermes) == 11);
+    CHECK(tool_call_free_prefix("Hello <tool", ToolCallFormat::hermes) == 6);
+    CHECK(tool_call_free_prefix("Hello <tool_call>{\"na", ToolCallFormat::hermes) == 6);
+    CHECK(tool_call_free_prefix("a < b", ToolCallFormat::hermes) == 5);
+    CHECK(tool_call_free_prefix("", ToolCallFormat::hermes) == 0);
+    CHECK(tool_call_free_prefix("  ", ToolCallFormat::llama3) == 0);
+    CHECK(tool_call_free_prefix(" {\"name\"", ToolCallFormat::llama3) == 0);
+    CHECK(tool_call_free_prefix("Sure<|python", ToolCallFormat::llama3) == 4);
+    CHECK(tool_call_free_prefix("It is {warm}", ToolCallFormat::llama3) == 12);
+    CHECK(tool_call_free_prefix("[{\"name\"", ToolCallFormat::mistral) == 0);
+    CHECK(tool_call_free_prefix("Ok [TOOL_CALLS]f[ARGS]", ToolCallFormat::mistral_args) == 3);
+    CHECK(tool_call_free_prefix("Ok [TOOL", ToolCallFormat::mistral_args) == 3);
+    CHECK(tool_call_free_prefix("Ok [x]", ToolCallFormat::mistral) == 6);
+}
