@@ -1,5 +1,6 @@
 #include "openai_request.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -104,6 +105,38 @@ std::string req_content(const json& content, const std::string& where) {
     return text;
 }
 
+// A required string field of `obj` (at `where`.`name`).
+std::string req_string(const json& obj, const char* name, const std::string& where) {
+    const json* v = req_field(obj, name);
+    if (!v) req_fail(where + "." + name, "is required");
+    if (!v->is_string()) req_fail(where + "." + name, std::string("must be a string, not ") + req_type_name(*v));
+    return v->get<std::string>();
+}
+
+// An assistant message's tool_calls: [{"id", "type": "function", "function": {"name", "arguments"}}].
+std::vector<ember::ToolCall> req_tool_calls(const json& calls, const std::string& where) {
+    if (!calls.is_array()) req_fail(where, std::string("must be an array, not ") + req_type_name(calls));
+    std::vector<ember::ToolCall> out;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        const json& c = calls[i];
+        const std::string at = where + "[" + std::to_string(i) + "]";
+        if (!c.is_object()) req_fail(at, std::string("must be an object, not ") + req_type_name(c));
+        if (const json* type = req_field(c, "type"); type && *type != "function") req_fail(at + ".type", "must be \"function\"");
+        const json* fn = req_field(c, "function");
+        if (!fn || !fn->is_object()) req_fail(at + ".function", "must be an object");
+        ember::ToolCall call;
+        if (req_field(c, "id")) call.id = req_string(c, "id", at);
+        call.name = req_string(*fn, "name", at + ".function");
+        const json* args = req_field(*fn, "arguments");
+        if (!args) req_fail(at + ".function.arguments", "is required");
+        // OpenAI sends the arguments as JSON text; an object is taken as what that text means.
+        if (!args->is_string() && !args->is_object()) req_fail(at + ".function.arguments", "must be a string of JSON");
+        call.arguments = args->is_string() ? args->get<std::string>() : args->dump();
+        out.push_back(std::move(call));
+    }
+    return out;
+}
+
 std::vector<ember::ChatMessage> req_messages(const json& body) {
     const json* v = req_field(body, "messages");
     if (!v) req_fail("messages", "is required");
@@ -128,7 +161,8 @@ std::vector<ember::ChatMessage> req_messages(const json& body) {
         msg.content = req_content(content == m.end() ? json() : *content, at + ".content");
         if (const json* name = req_field(m, "name"); name && name->is_string()) msg.name = name->get<std::string>();
         if (const json* id = req_field(m, "tool_call_id"); id && id->is_string()) msg.tool_call_id = id->get<std::string>();
-        if (req_field(m, "tool_calls")) req_fail(at + ".tool_calls", "tool calls are not supported yet");
+        if (const json* calls = req_field(m, "tool_calls")) msg.tool_calls = req_tool_calls(*calls, at + ".tool_calls");
+        if (msg.role == "tool" && msg.tool_call_id.empty()) req_fail(at + ".tool_call_id", "is required for role tool");
         out.push_back(std::move(msg));
     }
     return out;
@@ -197,6 +231,76 @@ std::vector<std::pair<ember::Token, float>> req_logit_bias(const json& body, con
         out.emplace_back(static_cast<ember::Token>(id), static_cast<float>(b));
     }
     return out;
+}
+
+// OpenAI's function names: letters, digits, '_' and '-', 1 to 64 of them.
+bool req_function_name_ok(const std::string& name) {
+    if (name.empty() || name.size() > 64) return false;
+    for (const char c : name) {
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+    }
+    return true;
+}
+
+// tools: [{"type": "function", "function": {"name", "description"?, "parameters"?, "strict"?}}].
+// Returns the function names.
+std::vector<std::string> req_tool_list(const json& tools) {
+    if (!tools.is_array()) req_fail("tools", std::string("must be an array, not ") + req_type_name(tools));
+    if (tools.size() > 128) req_fail("tools", "at most 128 tools, not " + std::to_string(tools.size()));
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < tools.size(); ++i) {
+        const json& t = tools[i];
+        const std::string at = "tools[" + std::to_string(i) + "]";
+        if (!t.is_object()) req_fail(at, std::string("must be an object, not ") + req_type_name(t));
+        if (req_string(t, "type", at) != "function") req_fail(at + ".type", "only \"function\" tools are supported");
+        const json* fn = req_field(t, "function");
+        if (!fn) req_fail(at + ".function", "is required");
+        if (!fn->is_object()) req_fail(at + ".function", std::string("must be an object, not ") + req_type_name(*fn));
+        const std::string name = req_string(*fn, "name", at + ".function");
+        if (!req_function_name_ok(name)) {
+            req_fail(at + ".function.name", "'" + name + "' must be 1 to 64 letters, digits, '_' or '-'");
+        }
+        for (const std::string& seen : names) {
+            if (seen == name) req_fail(at + ".function.name", "'" + name + "' is given twice");
+        }
+        if (req_field(*fn, "description")) (void)req_string(*fn, "description", at + ".function");
+        if (const json* p = req_field(*fn, "parameters"); p && !p->is_object()) {
+            req_fail(at + ".function.parameters", std::string("must be a JSON Schema object, not ") + req_type_name(*p));
+        }
+        names.push_back(name);
+    }
+    return names;
+}
+
+// tools, tool_choice, parallel_tool_calls. OpenAI's default choice: "auto" with tools, else "none".
+void req_tools(const json& body, CompletionRequest& r) {
+    std::vector<std::string> names;
+    if (const json* tools = req_field(body, "tools")) {
+        names = req_tool_list(*tools);
+        if (!names.empty()) r.tools = tools->dump();
+    }
+    r.tool_choice = names.empty() ? "none" : "auto";
+    r.parallel_tool_calls = req_bool(body, "parallel_tool_calls", true);
+    const json* tc = req_field(body, "tool_choice");
+    if (!tc) return;
+    if (tc->is_string()) {
+        r.tool_choice = tc->get<std::string>();
+        if (r.tool_choice != "none" && r.tool_choice != "auto" && r.tool_choice != "required") {
+            req_fail("tool_choice", "'" + r.tool_choice + "' is not one of none, auto, required, or a function");
+        }
+    } else if (tc->is_object()) {
+        if (req_string(*tc, "type", "tool_choice") != "function") req_fail("tool_choice.type", "must be \"function\"");
+        const json* fn = req_field(*tc, "function");
+        if (!fn || !fn->is_object()) req_fail("tool_choice.function", "must be an object");
+        r.tool_function = req_string(*fn, "name", "tool_choice.function");
+        if (std::find(names.begin(), names.end(), r.tool_function) == names.end()) {
+            req_fail("tool_choice.function.name", "'" + r.tool_function + "' is not one of the tools");
+        }
+        r.tool_choice = "function";
+    } else {
+        req_fail("tool_choice", std::string("must be a string or an object, not ") + req_type_name(*tc));
+    }
+    if (r.tool_choice != "none" && names.empty()) req_fail("tool_choice", "needs tools");
 }
 
 void req_response_format(const json& body, CompletionRequest& r) {
@@ -283,13 +387,12 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     if (!chat && req_integer(body, "best_of", 1, 128, 1) != 1) req_fail("best_of", "only best_of = 1 is supported yet");
     if (!chat && req_bool(body, "echo", false)) req_fail("echo", "echo is not supported yet");
     if (!chat && req_field(body, "suffix")) req_fail("suffix", "suffix is not supported");
-    if (const json* tools = req_field(body, "tools"); tools && !(tools->is_array() && tools->empty())) {
-        req_fail("tools", "tools are not supported yet");
-    }
-    if (const json* tc = req_field(body, "tool_choice"); tc && !(tc->is_string() && tc->get<std::string>() == "none")) {
-        req_fail("tool_choice", "tools are not supported yet");
-    }
+    if (chat) req_tools(body, r);
+    else if (req_field(body, "tools")) req_fail("tools", "tools need /v1/chat/completions");
     req_response_format(body, r);
+    if (!r.json_schema.empty() && (r.tool_choice == "required" || r.tool_choice == "function")) {
+        req_fail("response_format", "a response format cannot be forced together with a tool call (tool_choice)");
+    }
     return r;
 }
 

@@ -52,10 +52,16 @@ struct CompletionRequest {
     bool logprobs = false;
     int top_logprobs = 0;
     std::string json_schema;                   ///< response_format json_object / json_schema
+    // Tools (chat): the request's `tools` array as JSON text ("" when none), what tool_choice
+    // asks ("none", "auto", "required", or "function" for tool_function), parallel_tool_calls.
+    std::string tools;
+    std::string tool_choice = "none";
+    std::string tool_function;
+    bool parallel_tool_calls = true;
 };
 
 /// Parses and checks a request body. Throws RequestError (status 400) for malformed JSON, a
-/// field of the wrong type or out of range, and features not supported yet (n > 1, tools, ...).
+/// field of the wrong type or out of range, and features not supported yet (n > 1, ...).
 CompletionRequest parse_completion_request(std::string_view body, bool chat, const Limits& limits);
 
 }  // namespace ember_server

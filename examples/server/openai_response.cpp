@@ -58,6 +58,20 @@ ojson resp_base(const ResponseMeta& meta, const char* object) {
             {"system_fingerprint", nullptr}};
 }
 
+// OpenAI's tool_calls entries; `index` only in stream deltas (first_index < 0: none).
+ojson resp_tool_calls(const std::vector<ember::ToolCall>& calls, long first_index) {
+    ojson out = ojson::array();
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        ojson c = ojson::object();
+        if (first_index >= 0) c["index"] = static_cast<std::size_t>(first_index) + i;
+        c["id"] = calls[i].id;
+        c["type"] = "function";
+        c["function"] = {{"name", calls[i].name}, {"arguments", calls[i].arguments}};
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
 ojson resp_finish(const std::string& reason) { return reason.empty() ? ojson(nullptr) : ojson(reason); }
 
 }  // namespace
@@ -82,7 +96,10 @@ std::string completion_json(const ResponseMeta& meta, const Completion& c) {
     ojson j = resp_base(meta, meta.chat ? "chat.completion" : "text_completion");
     ojson choice = {{"index", 0}, {"finish_reason", resp_finish(c.finish_reason)}};
     if (meta.chat) {
-        choice["message"] = {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}};
+        choice["message"] = {{"role", "assistant"},
+                             {"content", c.tool_calls.empty() || !c.text.empty() ? ojson(c.text) : ojson(nullptr)},
+                             {"refusal", nullptr}};
+        if (!c.tool_calls.empty()) choice["message"]["tool_calls"] = resp_tool_calls(c.tool_calls, -1);
         choice["logprobs"] = c.logprobs ? resp_chat_logprobs(*c.logprobs) : ojson(nullptr);
     } else {
         choice["text"] = c.text;
@@ -111,6 +128,15 @@ std::string stream_chunk(const ResponseMeta& meta, const std::string& text, cons
         choice["text"] = text;
     }
     j["choices"] = ojson::array({std::move(choice)});
+    if (include_usage) j["usage"] = nullptr;
+    return "data: " + resp_dump(j) + "\n\n";
+}
+
+std::string stream_tool_calls_chunk(const ResponseMeta& meta, const std::vector<ember::ToolCall>& calls,
+                                    std::size_t first_index, bool include_usage) {
+    ojson j = resp_base(meta, "chat.completion.chunk");
+    ojson delta = {{"tool_calls", resp_tool_calls(calls, static_cast<long>(first_index))}};
+    j["choices"] = ojson::array({{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}});
     if (include_usage) j["usage"] = nullptr;
     return "data: " + resp_dump(j) + "\n\n";
 }

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "ember/model.hpp"
+
 namespace ember_server {
 
 /// {"error": {"message", "type", "param", "code"}}; `param` null when empty.
@@ -39,9 +41,11 @@ struct LogprobEntry {
 
 struct Completion {
     std::string text;
-    std::string finish_reason;  ///< "stop" or "length"
+    std::string finish_reason;  ///< "stop", "length" or "tool_calls"
     Usage usage;
     std::optional<std::vector<LogprobEntry>> logprobs;  ///< when the request asked for them
+    /// chat: message.tool_calls; with calls an empty `text` is "content": null, as OpenAI has it.
+    std::vector<ember::ToolCall> tool_calls = {};
 };
 
 /// The whole answer: a chat.completion or a text_completion object.
@@ -59,6 +63,10 @@ struct ChunkLogprobs {
 /// include_usage every chunk has "usage": null. `logprobs.entries` null: "logprobs": null.
 std::string stream_chunk(const ResponseMeta& meta, const std::string& text, const std::string& finish_reason,
                          bool first, bool include_usage, ChunkLogprobs logprobs = {});
+/// A chunk whose delta carries tool calls: "tool_calls": [{"index", "id", "type": "function",
+/// "function": {"name", "arguments"}}], each call whole, `first_index` the index of the first.
+std::string stream_tool_calls_chunk(const ResponseMeta& meta, const std::vector<ember::ToolCall>& calls,
+                                    std::size_t first_index, bool include_usage);
 /// The last chunk before [DONE] with stream_options.include_usage: no choices, the usage.
 std::string stream_usage_chunk(const ResponseMeta& meta, const Usage& usage);
 /// An error inside a stream (the status line has gone already): "data: {"error": ...}\n\n".

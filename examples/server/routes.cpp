@@ -12,6 +12,7 @@
 
 #include "openai_request.hpp"
 #include "openai_response.hpp"
+#include "server_tools.hpp"
 
 namespace ember_server {
 namespace {
@@ -78,7 +79,7 @@ std::vector<ember::Token> route_prompt(const ServerState& state, const Completio
     if (!r.chat) return r.prompt_tokens.empty() ? model.tokenize(r.prompt, {.add_bos = true}) : r.prompt_tokens;
     std::string text;
     try {
-        text = model.apply_chat_template(r.messages, true, state.options.chat_template);
+        text = model.apply_chat_template(r.messages, {.tools = r.tools, .template_override = state.options.chat_template});
     } catch (const ember::Error& e) {
         throw RequestError(400, std::string("the chat template failed on these messages: ") + e.what(), "messages");
     }
@@ -89,8 +90,9 @@ std::vector<ember::Token> route_prompt(const ServerState& state, const Completio
 
 ember::Sampler route_sampler(const ServerState& state, const CompletionRequest& r) {
     ember::SamplerOptions so = r.sampler;
+    so.grammar = tool_grammar(r, tool_format(*state.model, state.options.chat_template));
     try {
-        if (r.json_schema.empty()) return ember::Sampler(so);
+        if (r.json_schema.empty() && so.grammar.empty()) return ember::Sampler(so);
         so.json_schema = r.json_schema;
         return ember::Sampler(*state.model, so);
     } catch (const ember::Error& e) {
@@ -209,6 +211,7 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
         }
         Completion c{r.text, route_finish_reason(r.stop_reason), route_usage(r), std::nullopt};
         if (cr.logprobs) c.logprobs = route_logprobs(model, r.logprobs);
+        if (wants_tool_calls(cr)) split_tool_calls(tool_format(model, st->options.chat_template), c);
         res.set_content(completion_json(meta, c), "application/json");
         return;
     }
@@ -219,11 +222,13 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
     const bool with_logprobs = cr.logprobs;
     auto first = std::make_shared<bool>(true);
     auto text_offset = std::make_shared<std::size_t>(0);  // of the next streamed token's piece
+    std::shared_ptr<ToolStream> tools;
+    if (wants_tool_calls(cr)) tools = std::make_shared<ToolStream>(tool_format(model, state.options.chat_template));
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [ex, handle, meta, include_usage, with_logprobs, first, text_offset, deadline, st,
-         admitted](std::size_t, httplib::DataSink& sink) {
+        [ex, handle, meta, include_usage, with_logprobs, first, text_offset, deadline, st, admitted,
+         tools](std::size_t, httplib::DataSink& sink) {
             std::string out;
             if (*first) {
                 *first = false;
@@ -235,7 +240,7 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
                     return ex->done || !ex->pending.empty() || !ex->pending_logprobs.empty();
                 });
             }
-            const std::string text = std::move(ex->pending);
+            std::string text = std::move(ex->pending);
             ex->pending.clear();
             const std::vector<ember::TokenLogprobs> logprobs = std::move(ex->pending_logprobs);
             ex->pending_logprobs.clear();
@@ -247,6 +252,8 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
             }
             const bool timed_out = ex->timed_out;
             lock.unlock();
+            const bool got_text = !text.empty();
+            if (tools) text = tools->feed(text);  // holds back what may be a tool call
             if (!text.empty() || !logprobs.empty()) {
                 // Tokens whose text is held back (a possible stop string, part of a character)
                 // send their logprobs now and their text with a later chunk.
@@ -263,14 +270,18 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
                     out += stream_error(timed_out ? "the request took too long (--timeout)" : "the server is shutting down",
                                         "server_error");
                 } else {
-                    out += stream_chunk(meta, "", route_finish_reason(r.stop_reason), false, include_usage);
+                    std::string finish = route_finish_reason(r.stop_reason);
+                    if (tools) out += tools->finish(meta, finish, include_usage);
+                    out += stream_chunk(meta, "", finish, false, include_usage);
                     if (include_usage) out += stream_usage_chunk(meta, route_usage(r));
                 }
                 out += stream_done();
-            } else if (out.empty()) {
+            } else if (out.empty() && !got_text) {
                 out = ": keep-alive\n\n";  // an SSE comment: finds a client that went away
             }
-            if (!sink.write(out.data(), out.size())) {
+            // Nothing to write (text held back as a possible tool call): a write of 0 bytes
+            // would end httplib's chunked response.
+            if (!out.empty() && !sink.write(out.data(), out.size())) {
                 ex->client_gone.store(true);
                 handle.cancel();
                 return false;

@@ -74,9 +74,9 @@ struct ToolCallGrammarOptions {
 /// A GBNF grammar (for SamplerOptions::grammar) whose sentences are replies made of tool calls
 /// in `format`, each calling one of `tools` (OpenAI's JSON array, as ChatTemplateOptions::tools)
 /// with arguments that are an instance of its `parameters` JSON Schema (converted as
-/// json_schema_to_grammar does; no `parameters`: any object). Throws ember::Error naming the tool
-/// for tools that are not OpenAI function tools, a schema the converter refuses, an empty list,
-/// or a `function` that is not among the tools.
+/// json_schema_to_grammar does; without `parameters` the function takes none: `{}`). Throws
+/// ember::Error naming the tool for tools that are not OpenAI function tools, a schema the
+/// converter refuses, an empty list, or a `function` that is not among the tools.
 EMBER_API std::string tool_call_grammar(std::string_view tools, ToolCallFormat format,
                                         const ToolCallGrammarOptions& options = {});
 

@@ -75,7 +75,8 @@ std::vector<Function> functions_of(std::string_view tools_text) {
         const auto params = fn->find("parameters");
         const bool has_params = params != fn->end() && !params->is_null();
         if (has_params && !params->is_object()) fail(at + ".function.parameters must be a JSON Schema object");
-        out.push_back({name->get<std::string>(), has_params ? json::dump(*params) : R"({"type": "object"})"});
+        // No parameters: the function takes none, {} (OpenAI's reading).
+        out.push_back({name->get<std::string>(), has_params ? json::dump(*params) : R"({"type": "object", "properties": {}})"});
     }
     return out;
 }
