@@ -8,6 +8,7 @@
 #include "metrics.hpp"
 #include "openai_request.hpp"
 #include "openai_response.hpp"
+#include "server_tools.hpp"
 
 using ember_server::CompletionRequest;
 using ember_server::Limits;
@@ -147,7 +148,7 @@ TEST_CASE("every bad field is a 400 naming the field and what is wrong") {
         {R"(, "n": 2)", "'n': only n = 1"},
         {R"(, "n": 0)", "'n': 0 is out of range"},
         {R"(, "model": 3)", "'model': must be a string"},
-        {R"(, "tools": [{"type": "function"}])", "'tools': tools are not supported yet"},
+        {R"(, "tools": [{"type": "function"}])", "'tools[0].function': is required"},
         {R"(, "response_format": {"type": "xml"})", "'response_format.type': 'xml' is not one of"},
     };
     for (const auto& [extra, expected] : bad_chat_fields) {
@@ -301,4 +302,196 @@ TEST_CASE("the metrics are Prometheus text") {
         CHECK((line.rfind("# ", 0) == 0 || line.find(' ') != std::string::npos));
         begin = end + 1;
     }
+}
+
+// ---- tools (docs/server.md, "Tools") -------------------------------------------------------
+
+namespace {
+
+constexpr const char* kTools = R"(, "tools": [{"type": "function", "function": {"name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "now", "description": "The time"}}])";
+
+}  // namespace
+
+TEST_CASE("tools, tool_choice and tool messages are read") {
+    const CompletionRequest none = chat_request("");
+    CHECK(none.tools.empty());
+    CHECK(none.tool_choice == "none");
+
+    const CompletionRequest r = chat_request(kTools);
+    CHECK(json::parse(r.tools)[1]["function"]["name"] == "now");
+    CHECK(r.tool_choice == "auto");  // OpenAI's default with tools
+    CHECK(r.parallel_tool_calls);
+    CHECK(ember_server::wants_tool_calls(r));
+
+    CHECK(chat_request(std::string(kTools) + R"(, "tool_choice": "required")").tool_choice == "required");
+    const CompletionRequest off = chat_request(std::string(kTools) + R"(, "tool_choice": "none")");
+    CHECK(off.tool_choice == "none");
+    CHECK_FALSE(ember_server::wants_tool_calls(off));
+    CHECK_FALSE(off.tools.empty());  // still rendered by the template
+    const CompletionRequest named = chat_request(
+        std::string(kTools) + R"(, "tool_choice": {"type": "function", "function": {"name": "now"}}, "parallel_tool_calls": false)");
+    CHECK(named.tool_choice == "function");
+    CHECK(named.tool_function == "now");
+    CHECK_FALSE(named.parallel_tool_calls);
+
+    const CompletionRequest history = parse_completion_request(R"({"messages": [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "sunny"}]})",
+                                                               true, kLimits);
+    REQUIRE(history.messages.size() == 3);
+    const ember::ChatMessage& call = history.messages[1];
+    CHECK(call.content.empty());
+    REQUIRE(call.tool_calls.size() == 1);
+    CHECK(call.tool_calls[0].id == "call_1");
+    CHECK(call.tool_calls[0].name == "get_weather");
+    CHECK(call.tool_calls[0].arguments == R"({"city": "Paris"})");
+    CHECK(history.messages[2].tool_call_id == "call_1");
+    CHECK(history.messages[2].name == "get_weather");
+    CHECK(history.messages[2].content == "sunny");
+}
+
+TEST_CASE("bad tools are 400s naming the field") {
+    const std::string tool = R"({"type": "function", "function": {"name": "f"}})";
+    const std::pair<std::string, const char*> bad[] = {
+        {R"(, "tools": {})", "'tools': must be an array, not an object"},
+        {R"(, "tools": [3])", "'tools[0]': must be an object, not an integer"},
+        {R"(, "tools": [{"function": {"name": "f"}}])", "'tools[0].type': is required"},
+        {R"(, "tools": [{"type": "retrieval", "function": {"name": "f"}}])", "'tools[0].type': only \"function\""},
+        {R"(, "tools": [{"type": "function", "function": 1}])", "'tools[0].function': must be an object"},
+        {R"(, "tools": [{"type": "function", "function": {}}])", "'tools[0].function.name': is required"},
+        {R"(, "tools": [{"type": "function", "function": {"name": 7}}])", "'tools[0].function.name': must be a string"},
+        {R"(, "tools": [{"type": "function", "function": {"name": "a b"}}])", "'tools[0].function.name': 'a b' must be"},
+        {", \"tools\": [" + tool + ", " + tool + "]", "'tools[1].function.name': 'f' is given twice"},
+        {R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters": "x"}}])",
+         "'tools[0].function.parameters': must be a JSON Schema object"},
+        {R"(, "tools": [{"type": "function", "function": {"name": "f", "description": 1}}])",
+         "'tools[0].function.description': must be a string"},
+        {", \"tools\": [" + tool + "], \"tool_choice\": \"always\"", "'tool_choice': 'always' is not one of"},
+        {", \"tools\": [" + tool + "], \"tool_choice\": 1", "'tool_choice': must be a string or an object"},
+        {", \"tools\": [" + tool + R"(], "tool_choice": {"type": "function", "function": {"name": "g"}})",
+         "'tool_choice.function.name': 'g' is not one of the tools"},
+        {", \"tools\": [" + tool + R"(], "tool_choice": {"type": "function"})", "'tool_choice.function': must be an object"},
+        {R"(, "tool_choice": "required")", "'tool_choice': needs tools"},
+        {", \"tools\": [" + tool + "], \"parallel_tool_calls\": 1", "'parallel_tool_calls': must be a boolean"},
+        {", \"tools\": [" + tool + R"(], "tool_choice": "required", "response_format": {"type": "json_object"})",
+         "'response_format': a response format cannot be forced together with a tool call"},
+        {R"(, "messages": [{"role": "tool", "content": "x"}])", "'messages[0].tool_call_id': is required for role tool"},
+        {R"(, "messages": [{"role": "assistant", "tool_calls": {}}])", "'messages[0].tool_calls': must be an array"},
+        {R"(, "messages": [{"role": "assistant", "tool_calls": [{"type": "function"}]}])",
+         "'messages[0].tool_calls[0].function': must be an object"},
+        {R"(, "messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}])",
+         "'messages[0].tool_calls[0].function.name': is required"},
+        {R"(, "messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]}])",
+         "'messages[0].tool_calls[0].function.arguments': is required"},
+        {R"(, "messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 3}}]}])",
+         "'messages[0].tool_calls[0].function.arguments': must be a string of JSON"},
+        {R"(, "messages": [{"role": "assistant", "tool_calls": [{"type": "code", "function": {}}]}])",
+         "'messages[0].tool_calls[0].type': must be \"function\""},
+    };
+    for (const auto& [extra, expected] : bad) {
+        INFO(extra);
+        // "messages" given twice: the last one counts (as in any JSON object read by nlohmann).
+        CHECK_THAT(chat_error(extra), Catch::Contains(expected));
+    }
+    CHECK_THAT(error_of(R"({"prompt": "a", "tools": []})", false), Catch::Contains("'tools': tools need /v1/chat/completions"));
+}
+
+TEST_CASE("tool_choice required or a function makes a grammar; a bad schema is a 400 naming tools") {
+    CompletionRequest r = chat_request(kTools);
+    CHECK(ember_server::tool_grammar(r, ember::ToolCallFormat::hermes).empty());  // auto: free
+    r.tool_choice = "required";
+    CHECK_THAT(ember_server::tool_grammar(r, ember::ToolCallFormat::hermes), Catch::Contains("<tool_call>"));
+    r = chat_request(R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "wat"}}}],
+                        "tool_choice": "required")");
+    try {
+        (void)ember_server::tool_grammar(r, ember::ToolCallFormat::hermes);
+        FAIL("no error");
+    } catch (const RequestError& e) {
+        CHECK(e.status() == 400);
+        CHECK(e.param() == "tools");
+        CHECK_THAT(std::string(e.what()), Catch::Contains("function 'f'"));
+    }
+}
+
+TEST_CASE("a completion with tool calls has OpenAI's shape") {
+    const ember_server::ResponseMeta meta{"chatcmpl-1", 1, "m", true};
+    ember_server::Completion c{"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>", "stop", {5, 2, 0},
+                               std::nullopt};
+    ember_server::split_tool_calls(ember::ToolCallFormat::hermes, c);
+    json j = json::parse(ember_server::completion_json(meta, c));
+    const json& msg = j["choices"][0]["message"];
+    CHECK(j["choices"][0]["finish_reason"] == "tool_calls");
+    CHECK(msg["content"].is_null());  // no text besides the calls
+    REQUIRE(msg["tool_calls"].size() == 1);
+    CHECK(msg["tool_calls"][0]["type"] == "function");
+    CHECK(msg["tool_calls"][0]["function"] == json{{"name", "now"}, {"arguments", "{}"}});
+    CHECK(msg["tool_calls"][0]["id"].get<std::string>().rfind("call_", 0) == 0);
+    CHECK_FALSE(msg["tool_calls"][0].contains("index"));
+
+    ember_server::Completion cut{"Hm.\n<tool_call>\n{\"name\": \"now\", \"arguments\": {}}</tool_call><tool_call>{\"na", "length",
+                                 {5, 2, 0}, std::nullopt};
+    ember_server::split_tool_calls(ember::ToolCallFormat::hermes, cut);
+    j = json::parse(ember_server::completion_json(meta, cut));
+    CHECK(j["choices"][0]["finish_reason"] == "length");  // cut short: says so
+    CHECK(j["choices"][0]["message"]["content"] == "Hm.\n<tool_call>{\"na");
+    CHECK(j["choices"][0]["message"]["tool_calls"].size() == 1);
+
+    ember_server::Completion plain{"Just text.", "stop", {5, 2, 0}, std::nullopt};
+    ember_server::split_tool_calls(ember::ToolCallFormat::hermes, plain);
+    j = json::parse(ember_server::completion_json(meta, plain));
+    CHECK(j["choices"][0]["message"]["content"] == "Just text.");
+    CHECK_FALSE(j["choices"][0]["message"].contains("tool_calls"));
+    CHECK(j["choices"][0]["finish_reason"] == "stop");
+}
+
+TEST_CASE("a stream with tools sends text as it comes and the calls at the end") {
+    const ember_server::ResponseMeta meta{"chatcmpl-2", 1, "m", true};
+    const auto events_of = [](const std::string& sse) {
+        std::vector<json> out;
+        for (std::size_t at = 0; (at = sse.find("data: ", at)) != std::string::npos;) {
+            const std::size_t end = sse.find("\n\n", at);
+            REQUIRE(end != std::string::npos);
+            out.push_back(json::parse(sse.substr(at + 6, end - at - 6)));
+            at = end;
+        }
+        return out;
+    };
+
+    ember_server::ToolStream calls(ember::ToolCallFormat::hermes);
+    std::string sent;
+    for (const char* piece : {"Let me ", "look.\n<tool", "_call>\n{\"name\": \"now\", ", "\"arguments\": {}}\n</tool_call>",
+                              "\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\"}}</tool_call>"}) {
+        sent += calls.feed(piece);
+    }
+    CHECK(sent == "Let me look.\n");  // the calls were held back
+    std::string finish = "stop";
+    const std::vector<json> end = events_of(calls.finish(meta, finish, true));
+    CHECK(finish == "tool_calls");
+    REQUIRE(end.size() == 1);
+    CHECK(end[0]["object"] == "chat.completion.chunk");
+    CHECK(end[0]["usage"].is_null());
+    const json& deltas = end[0]["choices"][0]["delta"]["tool_calls"];
+    REQUIRE(deltas.size() == 2);
+    CHECK(deltas[0]["index"] == 0);
+    CHECK(deltas[1]["index"] == 1);
+    CHECK(deltas[0]["type"] == "function");
+    CHECK(deltas[1]["function"]["name"] == "get_weather");
+    CHECK(json::parse(deltas[1]["function"]["arguments"].get<std::string>())["city"] == "Zürich");
+    CHECK(deltas[0]["id"] != deltas[1]["id"]);
+
+    // Text that only looked like the start of a call goes out at the end, as content.
+    ember_server::ToolStream plain(ember::ToolCallFormat::hermes);
+    CHECK(plain.feed("a <tool") == "a ");
+    CHECK(plain.feed("box> b") == "<toolbox> b");
+    CHECK(plain.feed(" <tool_call>{oops") == " ");
+    finish = "length";
+    const std::vector<json> rest = events_of(plain.finish(meta, finish, false));
+    CHECK(finish == "length");
+    REQUIRE(rest.size() == 1);
+    CHECK(rest[0]["choices"][0]["delta"] == json{{"content", "<tool_call>{oops"}});
+    CHECK(plain.finish(meta, finish, false).empty());  // nothing held any more
 }
