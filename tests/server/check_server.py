@@ -7,7 +7,8 @@ Starts the server on a free port, waits for /health, and checks: greedy completi
 shared reference text (stories260K-greedy.txt), a stream concatenates to the same text and ends
 with [DONE], usage counts, 4 concurrent requests equal their lone results, 400s for bad bodies,
 401 without the API key, 413 for a large body, 503 when the queue is full, /v1/models, /metrics,
-a client leaving mid-stream, and SIGTERM -> exit 0. Python standard library only. Prints
+a client leaving mid-stream, SIGTERM -> exit 0, and tool calls (a server with the shared Qwen 2.5
+template: forced calls valid against their schemas). Python standard library only. Prints
 "server checks passed" at the end; any failure raises (non-zero exit)."""
 import json
 import os
@@ -258,6 +259,97 @@ def check_limits():
     print("401 without the key, 413 for a large body, 503 when full; SIGTERM mid-stream -> exit 0")
 
 
+WEATHER = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12},
+                                          "days": {"type": "integer", "minimum": 1, "maximum": 7},
+                                          "unit": {"type": "string", "enum": ["C", "F"]}},
+           "required": ["city", "days"]}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The forecast", "parameters": WEATHER}},
+         {"type": "function", "function": {"name": "now", "description": "The time"}}]
+
+
+def check_instance(value, schema):
+    """The JSON Schema subset of WEATHER: types, required, maxLength, integer bounds, enum."""
+    kind = schema.get("type")
+    if kind == "object":
+        assert isinstance(value, dict), value
+        props = schema.get("properties", {})
+        assert set(schema.get("required", [])) <= set(value) and set(value) <= set(props), (value, schema)
+        for key, v in value.items():
+            check_instance(v, props[key])
+    elif kind == "string":
+        assert isinstance(value, str) and len(value) <= schema.get("maxLength", len(value)), value
+    elif kind == "integer":
+        assert isinstance(value, int) and schema.get("minimum", value) <= value <= schema.get("maximum", value), value
+    if "enum" in schema:
+        assert value in schema["enum"], value
+
+
+def check_call(call, name=None):
+    assert call["type"] == "function" and re.fullmatch(r"call_[A-Za-z0-9]{24}", call["id"]), call
+    fn = call["function"]
+    assert name is None or fn["name"] == name, (fn, name)
+    args = json.loads(fn["arguments"])  # a JSON string, as OpenAI sends it
+    check_instance(args, WEATHER if fn["name"] == "get_weather" else {"type": "object", "properties": {}})
+    return args
+
+
+def check_tools():
+    """tools on a server with the Qwen 2.5 template (Hermes <tool_call> format): required and named
+    choices make even stories260K produce schema-valid calls; auto and none give content."""
+    template = os.path.join(os.path.dirname(os.path.dirname(MODEL)), "chat-templates", "Qwen-Qwen2.5-7B-Instruct.jinja")
+    if not os.path.exists(template):
+        print("tools: SKIPPED (no " + template + ")")
+        return
+    srv = Server("-t", "1", "-c", "2048", "--parallel", "2", "--chat-template", template)
+    try:
+        base = {"messages": [{"role": "user", "content": "What is the weather in Paris?"}], "max_tokens": 200,
+                "temperature": 0, "tools": TOOLS}
+        r = srv.ok("/v1/chat/completions", {**base, "tool_choice": "required", "parallel_tool_calls": False})
+        choice = r["choices"][0]
+        assert choice["finish_reason"] == "tool_calls" and choice["message"]["content"] is None, r
+        assert len(choice["message"]["tool_calls"]) == 1, choice
+        check_call(choice["message"]["tool_calls"][0])
+        named = {**base, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}
+        r = srv.ok("/v1/chat/completions", {**named, "temperature": 0.8, "seed": 3})
+        calls = r["choices"][0]["message"]["tool_calls"]  # parallel calls allowed: one or more
+        assert calls and r["choices"][0]["finish_reason"] in ("tool_calls", "length"), r
+        for call in calls:
+            check_call(call, "get_weather")
+        r = srv.ok("/v1/chat/completions", {**base, "tool_choice": {"type": "function", "function": {"name": "now"}},
+                                            "parallel_tool_calls": False})
+        assert check_call(r["choices"][0]["message"]["tool_calls"][0], "now") == {}, r
+
+        events, done = srv.stream("/v1/chat/completions", {**named, "parallel_tool_calls": False})
+        assert done and events[0]["choices"][0]["delta"]["role"] == "assistant", events
+        deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
+        assert len(deltas) == 1 and deltas[0]["index"] == 0, events
+        check_call(deltas[0], "get_weather")
+        assert events[-1]["choices"][0]["finish_reason"] == "tool_calls", events[-1]
+        assert "".join(e["choices"][0]["delta"].get("content", "") for e in events) == "", events
+
+        for choice in ("auto", "none"):  # stories260K writes a story, never a call
+            r = srv.ok("/v1/chat/completions", {**base, "tool_choice": choice, "max_tokens": 24})
+            msg = r["choices"][0]["message"]
+            assert isinstance(msg["content"], str) and msg["content"] and "tool_calls" not in msg, r
+        events, done = srv.stream("/v1/chat/completions", {**base, "max_tokens": 24})
+        assert done and "".join(e["choices"][0]["delta"].get("content", "") for e in events), events
+
+        # A tool's result goes back to the model: the template renders the whole exchange.
+        history = [base["messages"][0],
+                   {"role": "assistant", "content": None, "tool_calls": [
+                       {"id": "call_1", "type": "function",
+                        "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris", "days": 1})}}]},
+                   {"role": "tool", "tool_call_id": "call_1", "content": json.dumps({"forecast": "sunny"})}]
+        r = srv.ok("/v1/chat/completions", {**base, "messages": history, "max_tokens": 8})
+        assert r["usage"]["prompt_tokens"] > 0 and r["choices"][0]["message"]["role"] == "assistant", r
+        st, text = srv.post("/v1/chat/completions", {**base, "tool_choice": {"type": "function", "function": {"name": "x"}}})
+        assert st == 400 and "'tool_choice.function.name'" in json.loads(text)["error"]["message"], (st, text)
+    finally:
+        srv.stop()
+    print("tools: required and named calls valid against their schemas, streamed calls, auto/none content, "
+          "a tool result rendered")
+
+
 def main():
     srv = Server("-t", "1", "-c", "512", "--parallel", "4")
     try:
@@ -274,6 +366,7 @@ def main():
         if srv.proc.poll() is None:
             srv.proc.kill()
     check_limits()
+    check_tools()
     print("server checks passed")
 
 
