@@ -10,23 +10,50 @@
 
 namespace ember::json {
 
-int nesting_depth(std::string_view text) noexcept {
-    int depth = 0, deepest = 0;
+namespace {
+
+// Calls step(i, +1) at each [ or { and step(i, -1) at each ] or } of `text` from `start`,
+// skipping strings, until step returns false.
+template <class Step>
+void scan_brackets(std::string_view text, std::size_t start, Step step) {
     bool in_string = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
+    for (std::size_t i = start; i < text.size(); ++i) {
         const char c = text[i];
         if (in_string) {
             if (c == '\\') ++i;
             else if (c == '"') in_string = false;
         } else if (c == '"') {
             in_string = true;
-        } else if (c == '[' || c == '{') {
-            deepest = std::max(deepest, ++depth);
-        } else if (c == ']' || c == '}') {
-            --depth;
+        } else if ((c == '[' || c == '{') && !step(i, 1)) {
+            return;
+        } else if ((c == ']' || c == '}') && !step(i, -1)) {
+            return;
         }
     }
+}
+
+}  // namespace
+
+int nesting_depth(std::string_view text) noexcept {
+    int depth = 0, deepest = 0;
+    scan_brackets(text, 0, [&](std::size_t, int d) {
+        depth += d;
+        deepest = std::max(deepest, depth);
+        return true;
+    });
     return deepest;
+}
+
+std::size_t bracket_end(std::string_view text, std::size_t start) noexcept {
+    int depth = 0;
+    std::size_t end = std::string_view::npos;
+    scan_brackets(text, start, [&](std::size_t i, int d) {
+        depth += d;
+        if (depth > 0) return true;
+        end = i + 1;
+        return false;
+    });
+    return end;
 }
 
 Value parse(std::string_view text) {

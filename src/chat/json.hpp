@@ -19,6 +19,10 @@ inline constexpr int kMaxDepth = 512;
 /// Deepest [ / { nesting of a JSON text (strings skipped), computed without recursion.
 int nesting_depth(std::string_view text) noexcept;
 
+/// One past the ] or } that closes the [ or { at `start` (strings skipped; nothing else
+/// checked), or npos when the text ends first.
+std::size_t bracket_end(std::string_view text, std::size_t start) noexcept;
+
 /// Parses RFC 8259 JSON (UTF-8). Integers stay integers (past int64: unsigned, then double);
 /// a duplicate key keeps the last value in the first key's place (as Python). Throws
 /// ember::Error "JSON: line L, column C: ..." on bad input, and for nesting deeper than

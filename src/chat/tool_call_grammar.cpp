@@ -14,7 +14,9 @@
 namespace ember {
 namespace {
 
-bool is_word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'; }
+bool is_word_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+}
 
 // `gbnf` with every rule name (definitions and references) prefixed: literals, character
 // classes, comments and repetition counts ({2,5}) are left as they are.
@@ -76,7 +78,8 @@ std::vector<Function> functions_of(std::string_view tools_text) {
         const bool has_params = params != fn->end() && !params->is_null();
         if (has_params && !params->is_object()) fail(at + ".function.parameters must be a JSON Schema object");
         // No parameters: the function takes none, {} (OpenAI's reading).
-        out.push_back({name->get<std::string>(), has_params ? json::dump(*params) : R"({"type": "object", "properties": {}})"});
+        const std::string none = R"({"type": "object", "properties": {}})";
+        out.push_back({name->get<std::string>(), has_params ? json::dump(*params) : none});
     }
     return out;
 }

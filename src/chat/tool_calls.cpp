@@ -33,27 +33,6 @@ std::string_view trim(std::string_view s) {
     return s.substr(b, e - b);
 }
 
-// Where the JSON object or array opening at `start` ends (one past its closing bracket), or
-// npos when it is not closed: brackets inside strings do not count.
-std::size_t json_end(std::string_view s, std::size_t start) {
-    int depth = 0;
-    bool in_string = false;
-    for (std::size_t i = start; i < s.size(); ++i) {
-        const char c = s[i];
-        if (in_string) {
-            if (c == '\\') ++i;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '{' || c == '[') {
-            ++depth;
-        } else if (c == '}' || c == ']') {
-            if (--depth == 0) return i + 1;
-        }
-    }
-    return std::string_view::npos;
-}
-
 // The JSON value of `text`, or a discarded (null-like) value when it does not parse.
 json::Value parse_or_discarded(std::string_view text) {
     try {
@@ -118,7 +97,8 @@ ParsedReply parse_hermes(std::string_view text) {
         if (at == std::string_view::npos) break;
         content.append(text.substr(pos, at - pos));
         const std::size_t body = skip_space(text, at + kHermesOpen.size());
-        const std::size_t end = body < text.size() && text[body] == '{' ? json_end(text, body) : std::string_view::npos;
+        const bool object = body < text.size() && text[body] == '{';
+        const std::size_t end = object ? json::bracket_end(text, body) : std::string_view::npos;
         ToolCall call;
         if (end == std::string_view::npos || !to_call(text.substr(body, end - body), ToolCallFormat::hermes, call)) {
             content.append(kHermesOpen);  // not a call: its text stays
@@ -139,7 +119,7 @@ std::vector<ToolCall> json_calls(std::string_view text, std::size_t pos, char se
     std::vector<ToolCall> calls;
     for (pos = skip_space(text, pos); pos < text.size();) {
         if (text[pos] != '{') return {};
-        const std::size_t end = json_end(text, pos);
+        const std::size_t end = json::bracket_end(text, pos);
         ToolCall call;
         if (end == std::string_view::npos || !to_call(text.substr(pos, end - pos), format, call)) return {};
         calls.push_back(std::move(call));
@@ -163,7 +143,7 @@ ParsedReply parse_llama3(std::string_view text) {
 std::size_t mistral_block(std::string_view text, std::size_t pos, ToolCallFormat format, std::vector<ToolCall>& out) {
     pos = skip_space(text, pos);
     if (pos < text.size() && text[pos] == '[') {
-        const std::size_t end = json_end(text, pos);
+        const std::size_t end = json::bracket_end(text, pos);
         if (end == std::string_view::npos) return end;
         const json::Value list = parse_or_discarded(text.substr(pos, end - pos));
         if (!list.is_array() || list.empty()) return std::string_view::npos;
@@ -192,7 +172,7 @@ std::size_t mistral_block(std::string_view text, std::size_t pos, ToolCallFormat
     if (!text.substr(at).starts_with(kArgs)) return std::string_view::npos;
     at = skip_space(text, at + kArgs.size());
     if (at >= text.size() || text[at] != '{') return std::string_view::npos;
-    const std::size_t end = json_end(text, at);
+    const std::size_t end = json::bracket_end(text, at);
     if (end == std::string_view::npos) return end;
     const json::Value args = parse_or_discarded(text.substr(at, end - at));
     if (!args.is_object()) return std::string_view::npos;
@@ -208,7 +188,7 @@ ParsedReply parse_mistral(std::string_view text, ToolCallFormat format) {
     const std::size_t first = text.find(kToolCalls);
     if (first == std::string_view::npos) {
         const std::string_view t = trim(text);
-        if (t.starts_with('[') && json_end(t, 0) == t.size()) {
+        if (t.starts_with('[') && json::bracket_end(t, 0) == t.size()) {
             std::vector<ToolCall> calls;
             if (mistral_block(t, 0, format, calls) != std::string_view::npos) return finish({}, std::move(calls));
         }
