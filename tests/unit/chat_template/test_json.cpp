@@ -80,3 +80,16 @@ TEST_CASE("json: errors name line and column", "[chat_template][json]") {
     CHECK(json_parse_error(std::string(512, '[') + std::string(512, ']')) == "<no error>");
     CHECK_THAT(json_parse_error("01"), Catch::StartsWith("JSON: line 1, column 2:"));
 }
+
+TEST_CASE("json: nesting depth and the end of a bracketed value skip strings", "[chat_template][json]") {
+    using ember::json::bracket_end;
+    using ember::json::nesting_depth;
+    CHECK(nesting_depth(R"({"a": [1, {"b": "]}[{"}]})") == 3);
+    CHECK(nesting_depth("") == 0);
+    const std::string text = R"(x {"s": "}{\"]", "t": [1, {}]} tail)";
+    CHECK(bracket_end(text, 2) == text.size() - 5);
+    CHECK(bracket_end(text, 22) == text.size() - 6);  // the inner [1, {}]
+    CHECK(bracket_end(R"({"open": [1, 2)", 0) == std::string::npos);
+    CHECK(bracket_end(R"({"a": "}\)", 0) == std::string::npos);  // a backslash at the very end
+    CHECK(bracket_end("", 0) == std::string::npos);
+}
