@@ -285,3 +285,28 @@ TEST_CASE("tool calls: the part of a partial reply that is surely content", "[to
     CHECK(tool_call_free_prefix("Ok [TOOL", ToolCallFormat::mistral_args) == 3);
     CHECK(tool_call_free_prefix("Ok [x]", ToolCallFormat::mistral) == 6);
 }
+
+TEST_CASE("tool calls: every cut of a reply, in every format, parses without error", "[tool_calls]") {
+    const std::string replies[] = {
+        "Hi.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"x\\\"}\\\\\", \"n\": [1, {\"k\": null}]}}\n</tool_call>",
+        "<|python_tag|>{\"name\": \"a\", \"parameters\": {\"q\": \"\xE6\x9D\xB1\"}}; {\"name\": \"b\", \"parameters\": {}}",
+        "[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"arguments\": {\"x\": [\"]\"]}}]",
+        "ok[TOOL_CALLS]a[CALL_ID]abc123xyz[ARGS]{\"x\": 1}[TOOL_CALLS]b[ARGS]{}",
+    };
+    const ToolCallFormat formats[] = {ToolCallFormat::hermes, ToolCallFormat::llama3, ToolCallFormat::mistral,
+                                      ToolCallFormat::mistral_args};
+    for (const std::string& reply : replies) {
+        for (const ToolCallFormat format : formats) {
+            for (std::size_t n = 0; n <= reply.size(); ++n) {
+                const std::string cut = reply.substr(0, n);
+                const ParsedReply r = parse_tool_calls(cut, format);
+                CHECK(ember::tool_call_free_prefix(cut, format) <= n);
+                for (const ember::ToolCall& call : r.tool_calls) {
+                    CHECK_FALSE(call.name.empty());
+                    CHECK(ember::json::parse(call.arguments).is_object());
+                }
+                if (r.tool_calls.empty()) CHECK(r.content == cut);
+            }
+        }
+    }
+}
