@@ -55,7 +55,7 @@ find_program(EMBER_CURL NAMES curl)
 if(EMBER_NODE AND EMBER_NPM AND EMBER_CURL)
   add_test(NAME server_openai_client
            COMMAND ${CMAKE_COMMAND} -DSHARED_DEFAULT=${EMBER_SHARED_DIR} -DREQUIRE=${stories}
-                   "-DCMD=${EMBER_PYTHON3}|${CMAKE_CURRENT_SOURCE_DIR}/server/check_openai_client.py|$<TARGET_FILE:ember-server>|${stories}|${EMBER_NODE}|${EMBER_NPM}|${CMAKE_CURRENT_BINARY_DIR}/npm-openai"
+                   "-DCMD=${EMBER_PYTHON3}|${CMAKE_CURRENT_SOURCE_DIR}/server/check_openai_client.py|$<TARGET_FILE:ember-server>|${stories}|@SHARED@/chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja|${EMBER_NODE}|${EMBER_NPM}|${CMAKE_CURRENT_BINARY_DIR}/npm-openai"
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_with_shared.cmake)
   set_tests_properties(server_openai_client PROPERTIES LABELS "e2e;server" TIMEOUT 400
     PASS_REGULAR_EXPRESSION "openai client checks passed \\(node and curl\\)"

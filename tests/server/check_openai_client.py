@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Real clients against ember-server on stories260K: the official `openai` npm package and curl.
 
-usage: check_openai_client.py EMBER_SERVER MODEL NODE NPM PACKAGE_DIR
+usage: check_openai_client.py EMBER_SERVER MODEL CHAT_TEMPLATE NODE NPM PACKAGE_DIR
 
 Installs `openai` with npm into PACKAGE_DIR (a scratch folder in the build tree; once), starts
-the server with an API key on a free loopback port, runs tests/server/openai_client.mjs with node
+the server with an API key and CHAT_TEMPLATE (Qwen 2.5's, for tool calls) on a free loopback port, runs tests/server/openai_client.mjs with node
 against it, then the same kinds of calls with curl. When npm cannot install the package (no
 registry), prints "SKIPPED: ..." and exits 0; a failing client call fails the test. Prints
 "openai client checks passed" at the end."""
@@ -19,7 +19,7 @@ sys.path.insert(0, HERE)
 import server_harness  # noqa: E402
 from server_harness import Server  # noqa: E402
 
-SERVER, MODEL, NODE, NPM, PACKAGE_DIR = sys.argv[1:6]
+SERVER, MODEL, CHAT_TEMPLATE, NODE, NPM, PACKAGE_DIR = sys.argv[1:7]
 server_harness.configure(SERVER, MODEL)
 OPENAI_VERSION = "6"  # the major version the test was written against
 
@@ -66,8 +66,8 @@ def main():
     if not install_openai():
         print("SKIPPED: the openai npm package could not be installed (no npm registry?)")
         return
-    srv = Server("-t", "2", "-c", "512", "--parallel", "4", "--alias", "stories", "--api-key", "sekrit",
-                 key="sekrit")
+    srv = Server("-t", "2", "-c", "2048", "--parallel", "4", "--alias", "stories", "--api-key", "sekrit",
+                 "--chat-template", CHAT_TEMPLATE, key="sekrit")
     try:
         r = subprocess.run([NODE, os.path.join(HERE, "openai_client.mjs"), f"http://127.0.0.1:{srv.port}/v1",
                             PACKAGE_DIR], capture_output=True, text=True, timeout=240)

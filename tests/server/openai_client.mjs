@@ -63,6 +63,62 @@ for (const seed of [1, 2, 3]) {
 }
 log('json_schema: 3 seeded answers parse and match the schema');
 
+// Tools: a forced call (the server's chat template is Qwen 2.5's, Hermes format) parses and
+// matches its schema, streamed too; the call and its result go back as messages.
+const tools = [{
+  type: 'function',
+  function: {
+    name: 'get_weather', description: 'The weather in a city',
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string', maxLength: 12 }, unit: { enum: ['c', 'f'] } },
+      required: ['city', 'unit'],
+    },
+  },
+}];
+const ask = [{ role: 'user', content: 'What is the weather in Paris?' }];
+const called = await client.chat.completions.create({
+  model: 'stories', messages: ask, tools, tool_choice: 'required', parallel_tool_calls: false,
+  max_tokens: 120, temperature: 0,
+});
+assert.equal(called.choices[0].finish_reason, 'tool_calls');
+const calls = called.choices[0].message.tool_calls;
+assert.equal(calls.length, 1);
+assert.equal(calls[0].type, 'function');
+assert.equal(calls[0].function.name, 'get_weather');
+const args = JSON.parse(calls[0].function.arguments);
+assert.equal(typeof args.city, 'string');
+assert.ok(['c', 'f'].includes(args.unit), calls[0].function.arguments);
+
+const streamedCalls = await client.chat.completions.create({
+  model: 'stories', messages: ask, tools, tool_choice: { type: 'function', function: { name: 'get_weather' } },
+  parallel_tool_calls: false, max_tokens: 120, temperature: 0, stream: true,
+});
+const parts = [];
+let streamFinish = null;
+for await (const chunk of streamedCalls) {
+  for (const c of chunk.choices) {
+    for (const d of c.delta.tool_calls ?? []) {
+      parts[d.index] ??= { name: '', arguments: '' };
+      parts[d.index].name += d.function?.name ?? '';
+      parts[d.index].arguments += d.function?.arguments ?? '';
+    }
+    streamFinish = c.finish_reason ?? streamFinish;
+  }
+}
+assert.equal(streamFinish, 'tool_calls');
+assert.equal(parts.length, 1);
+assert.equal(parts[0].name, 'get_weather');
+assert.deepEqual(JSON.parse(parts[0].arguments), args);
+
+const after = await client.chat.completions.create({
+  model: 'stories', tools, max_tokens: 16, temperature: 0,
+  messages: [...ask, called.choices[0].message,
+             { role: 'tool', tool_call_id: calls[0].id, content: '{"temp": 21}' }],
+});
+assert.equal(typeof after.choices[0].message.content, 'string');
+log('tools: a forced call, the same call streamed, and its result sent back');
+
 // Legacy completions, with logprobs; models.
 const done = await client.completions.create({ model: 'stories', prompt: 'Once upon a time', max_tokens: 8,
                                                 temperature: 0, logprobs: 2 });
