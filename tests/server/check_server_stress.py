@@ -141,6 +141,14 @@ def check_many_requests(srv):
     finally:
         conn.close()
     grown = rss_kib(srv.proc.pid) - base
+    with open(f"/proc/{srv.proc.pid}/maps") as f:
+        sanitized = "libasan" in f.read()
+    if sanitized:
+        # AddressSanitizer keeps freed memory in quarantine, so resident memory grows by design;
+        # its LeakSanitizer checks for leaks when the server exits (stop() wants exit code 0).
+        print(f"1,000 requests in a row on one connection (AddressSanitizer: memory {grown:+d} KiB, "
+              "leaks checked at exit)")
+        return
     assert grown < 2 * 1024, f"resident memory grew by {grown} KiB over the last 600 requests"
     print(f"1,000 requests in a row on one connection: resident memory {grown:+d} KiB after the first 400")
 
