@@ -66,18 +66,14 @@ def main():
     if not install_openai():
         print("SKIPPED: the openai npm package could not be installed (no npm registry?)")
         return
-    srv = Server("-t", "2", "-c", "2048", "--parallel", "4", "--alias", "stories", "--api-key", "sekrit",
-                 "--chat-template", CHAT_TEMPLATE, key="sekrit")
-    try:
+    with Server("-t", "2", "-c", "2048", "--parallel", "4", "--alias", "stories", "--api-key", "sekrit",
+                "--chat-template", CHAT_TEMPLATE, key="sekrit") as srv:
         r = subprocess.run([NODE, os.path.join(HERE, "openai_client.mjs"), f"http://127.0.0.1:{srv.port}/v1",
                             PACKAGE_DIR], capture_output=True, text=True, timeout=240)
         print(r.stdout, end="")
         assert r.returncode == 0 and "openai client checks passed" in r.stdout, r.stderr[-4000:]
         check_curl(srv)
         srv.stop()
-    finally:
-        if srv.proc.poll() is None:
-            srv.proc.kill()
     print("openai client checks passed (node and curl)")
 
 

@@ -224,17 +224,13 @@ def check_schema_generations(srv):
 def main():
     # A KV pool of 256 pages: the prefix cache fills it within the first few hundred requests, so
     # that the memory check below sees a steady state (pages are committed as first used).
-    srv = Server("-t", "2", "-c", "512", "--parallel", "32", "--queue", "32", "--kv-tokens", "4096")
-    try:
+    with Server("-t", "2", "-c", "512", "--parallel", "32", "--queue", "32", "--kv-tokens", "4096") as srv:
         check_32_streams(srv)
         check_bad_bodies(srv)
         check_drops(srv)
         check_many_requests(srv)
         check_schema_generations(srv)
         srv.stop()
-    finally:
-        if srv.proc.poll() is None:
-            srv.proc.kill()
     print("server stress checks passed")
 
 

@@ -99,6 +99,16 @@ class Server:
         assert status == 200, status
         return text
 
+    # `with Server(...) as srv:` kills a server still running when the block ends (a failure).
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        return False
+
     def stop(self, expect_rc=0):
         start = time.time()
         self.proc.send_signal(signal.SIGTERM)
