@@ -111,6 +111,8 @@ void fill_x86(Table& table) {
     EMBER_SET_FLOAT_ROWS(avx2, avx2);
     EMBER_SET_LEGACY(avx2, avx2);
     EMBER_SET_KQUANT(avx2, avx2);
+    avx2[TensorType::Q4_0].packed_gemm = avx2::packed_gemm_q4_0;
+    avx2[TensorType::Q4_0].prefer_packed = true;  // one long stream per 8 rows beats the row tiles
 
     IsaTable& vnni = table.derive(Isa::avx2_vnni);
     EMBER_SET_KQUANT(vnni, avx2_vnni);
