@@ -3,8 +3,9 @@
 // vpdpbusd is emulated exactly by vpmaddubsw + vpmaddwd: unsigned nibbles (0..15) times signed
 // activation bytes give pair sums of at most 2 * 15 * 128, far from int16 saturation. Up to 4
 // tokens share each loaded chunk; tokens go in blocks of 64 so their activations stay in L2 while
-// the thread's row groups stream by. Kernel code only: no STL. Bit-identical to the scalar twin (packed_scalar.cpp): exact integer block sums, then
-// acc = fma(float(sum), dw * da, acc) block after block.
+// the thread's row groups stream by. Kernel code only: no STL. Bit-identical to the scalar twin
+// (packed_scalar.cpp): exact integer block sums, then acc = fma(float(sum), dw * da, acc) block
+// after block.
 #include <immintrin.h>
 
 #include <cstring>
