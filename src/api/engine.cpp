@@ -208,8 +208,14 @@ bool Engine::Impl::admit() {
     }
     std::erase_if(waiting, [](const std::unique_ptr<Sequence>& s) { return s->finished; });
     // Oldest first while sequences and pages last; the first one always, when nothing runs.
-    while (running.size() < static_cast<std::size_t>(options.max_sequences) && !waiting.empty()) {
-        Sequence& s = *waiting.front();
+    // A request whose prompt starts with blocks another one is prefilling now lets the others
+    // pass and waits for those blocks (awaits_shared_prefill).
+    for (std::size_t next = 0; running.size() < static_cast<std::size_t>(options.max_sequences) && next < waiting.size();) {
+        Sequence& s = *waiting[next];
+        if (awaits_shared_prefill(s)) {
+            ++next;
+            continue;
+        }
         s.cache = model::KvCache(*pool, n_ctx);
         const std::span<const Token> target(s.tokens.data(), static_cast<std::size_t>(s.n_target));
         const auto matched = static_cast<int>(pool->match(target, s.n_target - 1, s.cache));
@@ -231,11 +237,27 @@ bool Engine::Impl::admit() {
             s.cached_tokens = matched;
         }
         s.admitted = ++admissions;
-        running.push_back(std::move(waiting.front()));
-        waiting.pop_front();
+        running.push_back(std::move(waiting[next]));
+        waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(next));
     }
     publish_stats();
     return true;
+}
+
+bool Engine::Impl::awaits_shared_prefill(const Sequence& s) const {
+    if (!pool->prefix_cache()) return false;
+    const auto block = static_cast<std::size_t>(options.kv_block);
+    for (const auto& r : running) {
+        if (r->next >= 0 || r->n_past >= r->n_target) continue;  // not prefilling
+        // Like KvPool::match, s shares at most n_target - 1 tokens (its last one gives logits).
+        const auto limit = static_cast<std::size_t>(std::min(s.n_target - 1, r->n_target));
+        const auto end = s.tokens.begin() + static_cast<std::ptrdiff_t>(limit);
+        const auto common = static_cast<std::size_t>(std::mismatch(s.tokens.begin(), end, r->tokens.begin()).first -
+                                                     s.tokens.begin());
+        const std::size_t shareable = common / block * block;  // whole blocks reach the cache
+        if (shareable > 0 && static_cast<std::size_t>(r->n_past) < shareable) return true;
+    }
+    return false;
 }
 
 void Engine::Impl::step() {

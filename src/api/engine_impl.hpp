@@ -75,6 +75,10 @@ struct Engine::Impl {
     /// Takes new submissions, then admits waiting requests while sequences and KV pages last.
     /// Returns false when stopping.
     bool admit();
+    /// True when a running request is prefilling whole blocks that `s`'s prompt starts with
+    /// (n samples of one prompt, users with one system prompt): `s` waits until they are in the
+    /// prefix cache and shares them, instead of computing the same keys and values beside it.
+    bool awaits_shared_prefill(const Sequence& s) const;
     /// One forward pass over the decode rows and prompt chunks; then sampling.
     void step();
     /// Reserves the KV pages of [first, last] for `s`, pausing the newest running requests

@@ -107,6 +107,38 @@ TEST_CASE("engine: the prefix cache gives later prompts the shared start; result
     }
 }
 
+TEST_CASE("engine: requests submitted together with one prompt prefill it once; results unchanged",
+          "[engine][kv][prefix]") {
+    EMBER_REQUIRE_SHARED(session_test::kModel);
+    const auto& model = stories();
+    const std::string prompt = "Once upon a time, there was a little girl named Lily. She liked to play in the park "
+                               "with her friends and her dog.";
+    const int n_prompt = static_cast<int>(model.tokenize(prompt).size());
+    REQUIRE(n_prompt > 32);
+    // n samples of one prompt (seeds 1..4), and one other prompt that must not wait for them.
+    std::vector<Spec> all;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) all.push_back({prompt, seed, 10, {}});
+    all.push_back({"The little dog", 0, 10, {}});
+    auto o = eopts(5, 16);  // the prompt takes several steps: the others see it half done
+    o.kv_block = 16;
+    Engine engine(model, o);
+    std::vector<RequestHandle> handles;
+    for (const Spec& s : all) handles.push_back(engine.submit(request_for(model, s)));
+    const int shared = (n_prompt - 1) / 16 * 16;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        CAPTURE(i);
+        const RequestResult r = handles[i].wait();
+        check_equal(r, reference(model, all[i]));
+        if (i >= 1 && i <= 3) CHECK(r.cached_tokens >= shared);
+    }
+    CHECK(handles[0].wait().cached_tokens == 0);
+    const auto st = engine.stats();
+    CHECK(st.prefix_hits == 3);
+    // The prompt ran once in whole blocks, plus each copy's rest; the other prompt once.
+    const int other = static_cast<int>(model.tokenize(all[4].prompt).size());
+    CHECK(st.prefilled_tokens <= n_prompt + 3 * (n_prompt - shared) + other);
+}
+
 TEST_CASE("engine: F16 keys and values give what a lone F16 session gives", "[engine][kv][batch-invariance]") {
     EMBER_REQUIRE_SHARED(session_test::kModel);
     const auto& model = stories();
