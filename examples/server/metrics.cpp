@@ -111,7 +111,7 @@ std::string Metrics::render(const EngineGauges& g) const {
         {"ember_model_loaded", "gauge", "1 once the model is loaded.", g.loaded ? 1 : 0},
         {"ember_requests_running", "gauge", "Requests generating now.", g.running},
         {"ember_requests_queued", "gauge", "Requests waiting in the engine's queue.", g.queued},
-        {"ember_requests_in_flight", "gauge", "Completion requests the server holds (running or waiting).",
+        {"ember_requests_in_flight", "gauge", "Generations the server holds for completion requests (running or waiting; n and best_of count each).",
          g.waiting_http},
         {"ember_kv_pages_used", "gauge", "KV cache pool pages held by requests or the prefix cache.",
          g.kv_pages - g.kv_pages_free},

@@ -383,8 +383,12 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
         r.top_logprobs = static_cast<int>(req_integer(body, "logprobs", 0, 5, 0));
     }
 
-    if (req_integer(body, "n", 1, 128, 1) != 1) req_fail("n", "only n = 1 is supported yet");
-    if (!chat && req_integer(body, "best_of", 1, 128, 1) != 1) req_fail("best_of", "only best_of = 1 is supported yet");
+    // n choices, each sampled with seed + i; best_of (text completions, as OpenAI's legacy API)
+    // candidates, of which the n with the highest mean log-probability are returned.
+    r.n = static_cast<int>(req_integer(body, "n", 1, 128, 1));
+    r.best_of = chat ? r.n : static_cast<int>(req_integer(body, "best_of", 1, 128, r.n));
+    if (r.best_of < r.n) req_fail("best_of", "must be at least n (" + std::to_string(r.n) + ")");
+    if (r.best_of > r.n && r.stream) req_fail("best_of", "best_of greater than n cannot be streamed");
     if (!chat && req_bool(body, "echo", false)) req_fail("echo", "echo is not supported yet");
     if (!chat && req_field(body, "suffix")) req_fail("suffix", "suffix is not supported");
     if (chat) req_tools(body, r);

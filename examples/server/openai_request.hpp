@@ -47,6 +47,8 @@ struct CompletionRequest {
     int max_tokens = 0;                        ///< resolved: the request's or Limits::max_tokens
     ember::SamplerOptions sampler;             ///< OpenAI's defaults: temperature 1, no filters
     std::vector<std::string> stop;
+    int n = 1;        ///< choices to return
+    int best_of = 1;  ///< text completions: candidates generated, the n best returned (>= n)
     bool stream = false;
     bool include_usage = false;                ///< stream_options.include_usage
     bool logprobs = false;
@@ -61,7 +63,7 @@ struct CompletionRequest {
 };
 
 /// Parses and checks a request body. Throws RequestError (status 400) for malformed JSON, a
-/// field of the wrong type or out of range, and features not supported yet (n > 1, ...).
+/// field of the wrong type or out of range, and features not supported yet (echo, ...).
 CompletionRequest parse_completion_request(std::string_view body, bool chat, const Limits& limits);
 
 }  // namespace ember_server

@@ -92,21 +92,26 @@ std::string error_json(const std::string& message, const std::string& type, cons
     return resp_dump(ojson{{"error", std::move(e)}});
 }
 
-std::string completion_json(const ResponseMeta& meta, const Completion& c) {
+std::string completion_json(const ResponseMeta& meta, const std::vector<Completion>& choices, const Usage& usage) {
     ojson j = resp_base(meta, meta.chat ? "chat.completion" : "text_completion");
-    ojson choice = {{"index", 0}, {"finish_reason", resp_finish(c.finish_reason)}};
-    if (meta.chat) {
-        choice["message"] = {{"role", "assistant"},
-                             {"content", c.tool_calls.empty() || !c.text.empty() ? ojson(c.text) : ojson(nullptr)},
-                             {"refusal", nullptr}};
-        if (!c.tool_calls.empty()) choice["message"]["tool_calls"] = resp_tool_calls(c.tool_calls, -1);
-        choice["logprobs"] = c.logprobs ? resp_chat_logprobs(*c.logprobs) : ojson(nullptr);
-    } else {
-        choice["text"] = c.text;
-        choice["logprobs"] = c.logprobs ? resp_text_logprobs(*c.logprobs) : ojson(nullptr);
+    ojson out = ojson::array();
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+        const Completion& c = choices[i];
+        ojson choice = {{"index", i}, {"finish_reason", resp_finish(c.finish_reason)}};
+        if (meta.chat) {
+            choice["message"] = {{"role", "assistant"},
+                                 {"content", c.tool_calls.empty() || !c.text.empty() ? ojson(c.text) : ojson(nullptr)},
+                                 {"refusal", nullptr}};
+            if (!c.tool_calls.empty()) choice["message"]["tool_calls"] = resp_tool_calls(c.tool_calls, -1);
+            choice["logprobs"] = c.logprobs ? resp_chat_logprobs(*c.logprobs) : ojson(nullptr);
+        } else {
+            choice["text"] = c.text;
+            choice["logprobs"] = c.logprobs ? resp_text_logprobs(*c.logprobs) : ojson(nullptr);
+        }
+        out.push_back(std::move(choice));
     }
-    j["choices"] = ojson::array({std::move(choice)});
-    j["usage"] = resp_usage(c.usage);
+    j["choices"] = std::move(out);
+    j["usage"] = resp_usage(usage);
     return resp_dump(j);
 }
 
@@ -118,7 +123,7 @@ std::string stream_chunk(const ResponseMeta& meta, const std::string& text, cons
         lp = meta.chat ? resp_chat_logprobs(*logprobs.entries)
                        : resp_text_logprobs(*logprobs.entries, logprobs.text_offset);
     }
-    ojson choice = {{"index", 0}, {"logprobs", std::move(lp)}, {"finish_reason", resp_finish(finish_reason)}};
+    ojson choice = {{"index", meta.choice}, {"logprobs", std::move(lp)}, {"finish_reason", resp_finish(finish_reason)}};
     if (meta.chat) {
         ojson delta = ojson::object();
         if (first) delta["role"] = "assistant";
@@ -136,7 +141,8 @@ std::string stream_tool_calls_chunk(const ResponseMeta& meta, const std::vector<
                                     std::size_t first_index, bool include_usage) {
     ojson j = resp_base(meta, "chat.completion.chunk");
     ojson delta = {{"tool_calls", resp_tool_calls(calls, static_cast<long>(first_index))}};
-    j["choices"] = ojson::array({{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}});
+    j["choices"] = ojson::array(
+        {{{"index", meta.choice}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}});
     if (include_usage) j["usage"] = nullptr;
     return "data: " + resp_dump(j) + "\n\n";
 }

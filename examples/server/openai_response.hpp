@@ -24,6 +24,7 @@ struct ResponseMeta {
     std::int64_t created = 0;
     std::string model;
     bool chat = true;
+    std::size_t choice = 0;  ///< stream chunks: the index of the choice they carry (n > 1)
 };
 
 struct Usage {
@@ -48,8 +49,13 @@ struct Completion {
     std::vector<ember::ToolCall> tool_calls = {};
 };
 
-/// The whole answer: a chat.completion or a text_completion object.
-std::string completion_json(const ResponseMeta& meta, const Completion& c);
+/// The whole answer: a chat.completion or a text_completion object with `choices` (index 0, 1,
+/// ... in their order) and `usage` (each Completion's own usage is not read).
+std::string completion_json(const ResponseMeta& meta, const std::vector<Completion>& choices, const Usage& usage);
+/// One choice, with its usage.
+inline std::string completion_json(const ResponseMeta& meta, const Completion& c) {
+    return completion_json(meta, std::vector<Completion>{c}, c.usage);
+}
 
 /// The log-probabilities a stream chunk carries: the tokens sampled since the previous chunk,
 /// and (text completions) the offset of the first one's text in the whole answer.

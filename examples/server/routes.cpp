@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -9,7 +11,9 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 
+#include "ember/decoding.hpp"
 #include "openai_request.hpp"
 #include "openai_response.hpp"
 #include "server_tools.hpp"
@@ -19,27 +23,39 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What a running request hands from the engine's worker thread to its HTTP handler thread.
+// What a request's generations hand from the engine's worker thread to its HTTP handler thread:
+// one Choice per generation (n, or best_of candidates), under one mutex.
 struct Exchange {
+    struct Choice {
+        std::string pending;                                 // text released and not yet sent
+        std::vector<ember::TokenLogprobs> pending_logprobs;  // (stream with logprobs) not yet sent
+        bool done = false;
+        ember::RequestResult result;
+    };
+    explicit Exchange(int n) : choices(static_cast<std::size_t>(n)) {}
     std::mutex mutex;
     std::condition_variable cv;
-    std::string pending;         // text released and not yet sent
-    std::vector<ember::TokenLogprobs> pending_logprobs;  // (stream with logprobs) not yet sent
-    bool done = false;
-    ember::RequestResult result;
+    std::vector<Choice> choices;
+    std::size_t done_count = 0;
     std::atomic<bool> client_gone{false};
     bool timed_out = false;
 };
 
-// Holds one of ServerState::in_flight while a request is admitted (for streams: until the
-// stream's resources are released).
+// Holds a request's generations in ServerState::in_flight while it is admitted (for streams:
+// until the stream's resources are released).
 struct InFlight {
-    explicit InFlight(std::atomic<int>& n) : count(n) {}
-    ~InFlight() { count.fetch_sub(1); }
+    InFlight(std::atomic<int>& n, int generations) : count(n), held(generations) {}
+    ~InFlight() { count.fetch_sub(held); }
     InFlight(const InFlight&) = delete;
     InFlight& operator=(const InFlight&) = delete;
     std::atomic<int>& count;
+    int held;
 };
+
+// Cancels every generation of a request.
+void route_cancel(const std::vector<ember::RequestHandle>& handles) {
+    for (const ember::RequestHandle& h : handles) h.cancel();
+}
 
 void route_error(httplib::Response& res, int status, const std::string& message,
                  const std::string& type = "invalid_request_error", const std::string& param = {},
@@ -88,21 +104,39 @@ std::vector<ember::Token> route_prompt(const ServerState& state, const Completio
     return tokens;
 }
 
-ember::Sampler route_sampler(const ServerState& state, const CompletionRequest& r) {
+// One sampler per generation, the i-th seeded with seed + i (ember::make_samplers).
+std::vector<ember::Sampler> route_samplers(const ServerState& state, const CompletionRequest& r, int n) {
     ember::SamplerOptions so = r.sampler;
     so.grammar = tool_grammar(r, tool_format(*state.model, state.options.chat_template));
+    so.json_schema = r.json_schema;
     try {
-        if (r.json_schema.empty() && so.grammar.empty()) return ember::Sampler(so);
-        so.json_schema = r.json_schema;
-        return ember::Sampler(*state.model, so);
+        return ember::make_samplers(*state.model, so, n);
     } catch (const ember::Error& e) {
         throw RequestError(400, std::string("invalid sampling options: ") + e.what(),
                            r.json_schema.empty() ? "" : "response_format");
     }
 }
 
-Usage route_usage(const ember::RequestResult& r) {
-    return {r.prompt_tokens, static_cast<std::int64_t>(r.tokens.size()), r.cached_tokens};
+// The prompt counts once, every generation's tokens count (best_of candidates too, as OpenAI
+// bills them); cached tokens are the first generation's (the others share its prompt).
+Usage route_usage(const std::vector<Exchange::Choice>& choices) {
+    Usage u{choices.front().result.prompt_tokens, 0, choices.front().result.cached_tokens};
+    for (const Exchange::Choice& c : choices) u.completion_tokens += static_cast<std::int64_t>(c.result.tokens.size());
+    return u;
+}
+
+// The generations to answer with, best first: all of them in order, or (best_of > n) the n
+// with the highest mean log-probability, ties to the earlier.
+std::vector<std::size_t> route_pick(const std::vector<Exchange::Choice>& choices, int n) {
+    std::vector<std::size_t> order(choices.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (choices.size() > static_cast<std::size_t>(n)) {
+        std::vector<double> score;
+        for (const Exchange::Choice& c : choices) score.push_back(ember::mean_logprob(c.result));
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return score[a] > score[b]; });
+        order.resize(static_cast<std::size_t>(n));
+    }
+    return order;
 }
 
 std::vector<LogprobEntry> route_logprobs(const ember::Model& model, const std::vector<ember::TokenLogprobs>& tokens) {
@@ -114,6 +148,15 @@ std::vector<LogprobEntry> route_logprobs(const ember::Model& model, const std::v
     }
     return out;
 }
+
+// A stream's state on httplib's provider thread: per choice, whether its first chunk went, the
+// offset of its next token's text, its held-back tool calls, whether its last chunk went.
+struct StreamChoice {
+    bool started = false;
+    bool finished = false;
+    std::size_t text_offset = 0;
+    std::shared_ptr<ToolStream> tools;
+};
 
 void handle_completion(ServerState& state, const httplib::Request& req, httplib::Response& res, bool chat) {
     if (state.stopping.load()) return route_busy(res, "the server is shutting down");
@@ -132,149 +175,213 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
                                std::to_string(context) + " tokens, prompt and answer together (-c)",
                            chat ? "messages" : "prompt", "invalid_request_error");
     }
-    ember::Sampler sampler = route_sampler(state, cr);
-
-    // Admission: at most --parallel running plus --queue waiting.
+    // n choices (best_of candidates): one generation each, all on the one prompt, which the
+    // engine prefills once and shares.
+    const int generations = cr.best_of;
     const int limit = state.options.parallel + state.options.queue;
-    if (state.in_flight.fetch_add(1) >= limit) {
-        state.in_flight.fetch_sub(1);
-        return route_busy(res, "the server is busy: " + std::to_string(limit) + " requests running or queued");
+    if (generations > limit) {
+        throw RequestError(400,
+                           std::string(cr.best_of > cr.n ? "best_of" : "n") + " = " + std::to_string(generations) +
+                               " is more generations than the server runs or queues at once (" +
+                               std::to_string(limit) + ", --parallel plus --queue)",
+                           cr.best_of > cr.n ? "best_of" : "n");
     }
-    auto admitted = std::make_shared<InFlight>(state.in_flight);
+    std::vector<ember::Sampler> samplers = route_samplers(state, cr, generations);
 
-    auto ex = std::make_shared<Exchange>();
-    ember::Request request;
-    request.prompt = std::move(prompt);
-    request.sampler = std::move(sampler);
-    request.options.max_tokens = cr.max_tokens;
-    request.options.stop = cr.stop;
-    request.options.logprobs = cr.logprobs;
-    request.options.top_logprobs = cr.top_logprobs;
-    if (cr.logprobs && cr.stream) {
-        request.options.on_logprobs = [ex](const ember::TokenLogprobs& t) {
-            const std::lock_guard lock(ex->mutex);
-            ex->pending_logprobs.push_back(t);
-        };
+    // Admission: at most --parallel running plus --queue waiting generations.
+    if (state.in_flight.fetch_add(generations) + generations > limit) {
+        state.in_flight.fetch_sub(generations);
+        return route_busy(res, "the server is busy: " + std::to_string(limit) + " generations running or queued");
     }
-    request.options.on_token = [ex](ember::Token, std::string_view text) {
-        if (!text.empty()) {
-            const std::lock_guard lock(ex->mutex);
-            ex->pending.append(text);
-        }
-        ex->cv.notify_all();
-        return !ex->client_gone.load();
-    };
+    auto admitted = std::make_shared<InFlight>(state.in_flight, generations);
+
+    auto ex = std::make_shared<Exchange>(generations);
+    std::vector<ember::RequestHandle> handles;
     Metrics* metrics = &state.metrics;
-    request.on_done = [ex, metrics](const ember::RequestResult& r) {
-        metrics->observe_generation(r.prompt_tokens, static_cast<std::int64_t>(r.tokens.size()), r.ttft_seconds,
-                                    r.total_seconds, r.stop_reason == ember::StopReason::cancelled);
-        {
-            const std::lock_guard lock(ex->mutex);
-            ex->result = r;
-            ex->done = true;
+    for (int i = 0; i < generations; ++i) {
+        ember::Request request;
+        request.prompt = prompt;
+        request.sampler = std::move(samplers[static_cast<std::size_t>(i)]);
+        request.options.max_tokens = cr.max_tokens;
+        request.options.stop = cr.stop;
+        request.options.logprobs = cr.logprobs || generations > cr.n;  // best_of ranks by them
+        request.options.top_logprobs = cr.top_logprobs;
+        Exchange::Choice* choice = &ex->choices[static_cast<std::size_t>(i)];
+        if (cr.logprobs && cr.stream) {
+            request.options.on_logprobs = [ex, choice](const ember::TokenLogprobs& t) {
+                const std::lock_guard lock(ex->mutex);
+                choice->pending_logprobs.push_back(t);
+            };
         }
-        ex->cv.notify_all();
-    };
-    ember::RequestHandle handle;
-    try {
-        handle = engine.submit(std::move(request));
-    } catch (const ember::Error& e) {
-        throw RequestError(400, e.what());
+        request.options.on_token = [ex, choice](ember::Token, std::string_view text) {
+            if (!text.empty()) {
+                const std::lock_guard lock(ex->mutex);
+                choice->pending.append(text);
+            }
+            ex->cv.notify_all();
+            return !ex->client_gone.load();
+        };
+        request.on_done = [ex, choice, metrics](const ember::RequestResult& r) {
+            metrics->observe_generation(r.prompt_tokens, static_cast<std::int64_t>(r.tokens.size()), r.ttft_seconds,
+                                        r.total_seconds, r.stop_reason == ember::StopReason::cancelled);
+            {
+                const std::lock_guard lock(ex->mutex);
+                choice->result = r;
+                choice->done = true;
+                ex->done_count += 1;
+            }
+            ex->cv.notify_all();
+        };
+        try {
+            handles.push_back(engine.submit(std::move(request)));
+        } catch (const ember::Error& e) {
+            route_cancel(handles);
+            throw RequestError(400, e.what());
+        }
     }
 
     const ResponseMeta meta{route_make_id(state, chat), static_cast<std::int64_t>(std::time(nullptr)),
                             cr.model.empty() ? state.model_id : cr.model, chat};
     const auto deadline = Clock::now() + std::chrono::seconds(state.options.timeout);
     ServerState* st = &state;
+    const ember::ToolCallFormat format = tool_format(model, state.options.chat_template);
+    const bool tools = wants_tool_calls(cr);
 
     if (!cr.stream) {
         std::unique_lock lock(ex->mutex);
-        while (!ex->done) {
+        while (ex->done_count < ex->choices.size()) {
             ex->cv.wait_for(lock, std::chrono::milliseconds(100));
-            if (!ex->done && (Clock::now() >= deadline || st->stopping.load())) {
+            if (ex->done_count < ex->choices.size() && (Clock::now() >= deadline || st->stopping.load())) {
                 ex->timed_out = !st->stopping.load();
-                handle.cancel();
+                route_cancel(handles);
             }
         }
-        const ember::RequestResult r = ex->result;
+        const std::vector<Exchange::Choice> done = ex->choices;
         const bool timed_out = ex->timed_out;
         lock.unlock();
-        if (r.stop_reason == ember::StopReason::error) {
-            return route_error(res, 500, "generation failed: " + r.error, "server_error");
-        }
-        if (r.stop_reason == ember::StopReason::cancelled) {
-            if (timed_out) {
-                return route_error(res, 504, "the request took longer than " + std::to_string(st->options.timeout) +
-                                                 " s (--timeout)", "server_error");
+        for (const Exchange::Choice& c : done) {
+            const ember::RequestResult& r = c.result;
+            if (r.stop_reason == ember::StopReason::error) {
+                return route_error(res, 500, "generation failed: " + r.error, "server_error");
             }
-            return route_busy(res, "the server is shutting down");
+            if (r.stop_reason == ember::StopReason::cancelled) {
+                if (timed_out) {
+                    return route_error(res, 504, "the request took longer than " + std::to_string(st->options.timeout) +
+                                                     " s (--timeout)", "server_error");
+                }
+                return route_busy(res, "the server is shutting down");
+            }
         }
-        Completion c{r.text, route_finish_reason(r.stop_reason), route_usage(r), std::nullopt};
-        if (cr.logprobs) c.logprobs = route_logprobs(model, r.logprobs);
-        if (wants_tool_calls(cr)) split_tool_calls(tool_format(model, st->options.chat_template), c);
-        res.set_content(completion_json(meta, c), "application/json");
+        std::vector<Completion> answer;
+        for (const std::size_t i : route_pick(done, cr.n)) {
+            const ember::RequestResult& r = done[i].result;
+            Completion c{r.text, route_finish_reason(r.stop_reason), {}, std::nullopt};
+            if (cr.logprobs) c.logprobs = route_logprobs(model, r.logprobs);
+            if (tools) split_tool_calls(format, c);
+            answer.push_back(std::move(c));
+        }
+        res.set_content(completion_json(meta, answer, route_usage(done)), "application/json");
         return;
     }
 
-    // A stream: httplib calls the provider until it calls sink.done() or returns false (the
-    // client went away); the releaser then cancels the request if it is still running.
+    // A stream (n choices, best_of = n): httplib calls the provider until it calls sink.done()
+    // or returns false (the client went away); the releaser then cancels what still runs.
+    // Chunks of the choices interleave, each with its index.
     const bool include_usage = cr.include_usage;
     const bool with_logprobs = cr.logprobs;
-    auto first = std::make_shared<bool>(true);
-    auto text_offset = std::make_shared<std::size_t>(0);  // of the next streamed token's piece
-    std::shared_ptr<ToolStream> tools;
-    if (wants_tool_calls(cr)) tools = std::make_shared<ToolStream>(tool_format(model, state.options.chat_template));
+    auto streams = std::make_shared<std::vector<StreamChoice>>(ex->choices.size());
+    if (tools) {
+        for (StreamChoice& sc : *streams) sc.tools = std::make_shared<ToolStream>(format);
+    }
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [ex, handle, meta, include_usage, with_logprobs, first, text_offset, deadline, st, admitted,
-         tools](std::size_t, httplib::DataSink& sink) {
+        [ex, handles, meta, include_usage, with_logprobs, streams, deadline, st, admitted](std::size_t,
+                                                                                          httplib::DataSink& sink) {
             std::string out;
-            if (*first) {
-                *first = false;
-                if (meta.chat) out += stream_chunk(meta, "", "", true, include_usage);
+            for (std::size_t i = 0; i < streams->size(); ++i) {
+                StreamChoice& sc = (*streams)[i];
+                if (sc.started) continue;
+                sc.started = true;
+                ResponseMeta m = meta;
+                m.choice = i;
+                if (meta.chat) out += stream_chunk(m, "", "", true, include_usage);
             }
+            // What each choice has for the client now.
+            struct Taken {
+                std::string text;
+                std::vector<ember::TokenLogprobs> logprobs;
+                bool done = false;
+                ember::RequestResult result;
+            };
+            std::vector<Taken> taken(streams->size());
             std::unique_lock lock(ex->mutex);
-            if (out.empty()) {
-                ex->cv.wait_for(lock, std::chrono::seconds(1), [&] {
-                    return ex->done || !ex->pending.empty() || !ex->pending_logprobs.empty();
-                });
+            const auto news = [&] {
+                for (std::size_t i = 0; i < ex->choices.size(); ++i) {
+                    const Exchange::Choice& c = ex->choices[i];
+                    if (!c.pending.empty() || !c.pending_logprobs.empty() || (c.done && !(*streams)[i].finished)) {
+                        return true;
+                    }
+                }
+                return false;
+            };
+            if (out.empty()) ex->cv.wait_for(lock, std::chrono::seconds(1), news);
+            for (std::size_t i = 0; i < taken.size(); ++i) {
+                Exchange::Choice& c = ex->choices[i];
+                taken[i].text = std::move(c.pending);
+                c.pending.clear();
+                taken[i].logprobs = std::move(c.pending_logprobs);
+                c.pending_logprobs.clear();
+                taken[i].done = c.done;
+                if (c.done && !(*streams)[i].finished) taken[i].result = c.result;
             }
-            std::string text = std::move(ex->pending);
-            ex->pending.clear();
-            const std::vector<ember::TokenLogprobs> logprobs = std::move(ex->pending_logprobs);
-            ex->pending_logprobs.clear();
-            const bool done = ex->done;
-            const ember::RequestResult r = done ? ex->result : ember::RequestResult{};
-            if (!done && (Clock::now() >= deadline || st->stopping.load())) {
+            const bool all_done = ex->done_count == ex->choices.size();
+            if (!all_done && (Clock::now() >= deadline || st->stopping.load())) {
                 ex->timed_out = !st->stopping.load();
-                handle.cancel();
+                route_cancel(handles);
             }
             const bool timed_out = ex->timed_out;
+            const std::vector<Exchange::Choice> finals = all_done ? ex->choices : std::vector<Exchange::Choice>{};
             lock.unlock();
-            const bool got_text = !text.empty();
-            if (tools) text = tools->feed(text);  // holds back what may be a tool call
-            if (!text.empty() || !logprobs.empty()) {
-                // Tokens whose text is held back (a possible stop string, part of a character)
-                // send their logprobs now and their text with a later chunk.
-                std::vector<LogprobEntry> entries;
-                if (with_logprobs) entries = route_logprobs(*st->model, logprobs);
-                out += stream_chunk(meta, text, "", false, include_usage,
-                                    {with_logprobs ? &entries : nullptr, *text_offset});
-                for (const LogprobEntry& e : entries) *text_offset += e.token.size();
-            }
-            if (done) {
+
+            bool got_text = false, failed = false;
+            for (std::size_t i = 0; i < taken.size() && !failed; ++i) {
+                StreamChoice& sc = (*streams)[i];
+                Taken& t = taken[i];
+                if (sc.finished) continue;
+                ResponseMeta m = meta;
+                m.choice = i;
+                got_text = got_text || !t.text.empty();
+                if (sc.tools) t.text = sc.tools->feed(t.text);  // holds back what may be a tool call
+                if (!t.text.empty() || !t.logprobs.empty()) {
+                    // Tokens whose text is held back (a possible stop string, part of a
+                    // character) send their logprobs now and their text with a later chunk.
+                    std::vector<LogprobEntry> entries;
+                    if (with_logprobs) entries = route_logprobs(*st->model, t.logprobs);
+                    out += stream_chunk(m, t.text, "", false, include_usage,
+                                        {with_logprobs ? &entries : nullptr, sc.text_offset});
+                    for (const LogprobEntry& e : entries) sc.text_offset += e.token.size();
+                }
+                if (!t.done) continue;
+                const ember::RequestResult& r = t.result;
                 if (r.stop_reason == ember::StopReason::error) {
                     out += stream_error("generation failed: " + r.error, "server_error");
+                    failed = true;
                 } else if (r.stop_reason == ember::StopReason::cancelled) {
                     out += stream_error(timed_out ? "the request took too long (--timeout)" : "the server is shutting down",
                                         "server_error");
+                    failed = true;
                 } else {
                     std::string finish = route_finish_reason(r.stop_reason);
-                    if (tools) out += tools->finish(meta, finish, include_usage);
-                    out += stream_chunk(meta, "", finish, false, include_usage);
-                    if (include_usage) out += stream_usage_chunk(meta, route_usage(r));
+                    if (sc.tools) out += sc.tools->finish(m, finish, include_usage);
+                    out += stream_chunk(m, "", finish, false, include_usage);
+                    sc.finished = true;
                 }
+            }
+            if (failed) route_cancel(handles);  // the stream ends with the error
+            const bool end = failed || all_done;
+            if (end) {
+                if (!failed && include_usage) out += stream_usage_chunk(meta, route_usage(finals));
                 out += stream_done();
             } else if (out.empty() && !got_text) {
                 out = ": keep-alive\n\n";  // an SSE comment: finds a client that went away
@@ -283,16 +390,16 @@ void handle_completion(ServerState& state, const httplib::Request& req, httplib:
             // would end httplib's chunked response.
             if (!out.empty() && !sink.write(out.data(), out.size())) {
                 ex->client_gone.store(true);
-                handle.cancel();
+                route_cancel(handles);
                 return false;
             }
-            if (done) sink.done();
+            if (end) sink.done();
             return true;
         },
-        [ex, handle](bool success) {
+        [ex, handles](bool success) {
             if (!success) {
                 ex->client_gone.store(true);
-                handle.cancel();
+                route_cancel(handles);
             }
         });
 }

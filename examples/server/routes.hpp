@@ -29,7 +29,7 @@ struct ServerState {
     std::unique_ptr<ember::Engine> engine;
     std::atomic<bool> loaded{false};
     std::atomic<bool> stopping{false};
-    std::atomic<int> in_flight{0};  // completion requests admitted and not yet answered
+    std::atomic<int> in_flight{0};  // generations of admitted requests not yet answered (n, best_of)
     std::atomic<std::uint64_t> next_id{0};
     std::uint64_t id_salt = 0;      // random per process, for response ids
 };

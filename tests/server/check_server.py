@@ -5,7 +5,8 @@ usage: check_server.py EMBER_SERVER MODEL REFERENCE
 
 Starts the server on a free port, waits for /health, and checks: greedy completions equal the
 shared reference text (stories260K-greedy.txt), a stream concatenates to the same text and ends
-with [DONE], usage counts, 4 concurrent requests equal their lone results, 400s for bad bodies,
+with [DONE], usage counts, 4 concurrent requests equal their lone results, n choices equal lone
+runs with seed + i and best_of picks by mean log-probability, 400s for bad bodies,
 401 without the API key, 413 for a large body, 503 when the queue is full, /v1/models, /metrics,
 a client leaving mid-stream, SIGTERM -> exit 0, and tool calls (a server with the shared Qwen 2.5
 template: forced calls valid against their schemas). Python standard library only. Prints
@@ -141,6 +142,54 @@ def check_concurrent(srv):
           f"{t_alone:.3f} s one after another ({tokens / t_together:.0f} vs {tokens / t_alone:.0f} tokens/s)")
 
 
+def choice_texts(events, n, key):
+    """The text of each of n streamed choices, and their finish reasons."""
+    texts, finish = [""] * n, [None] * n
+    for e in events:
+        for c in e["choices"]:
+            texts[c["index"]] += c[key] if key == "text" else c["delta"].get("content", "")
+            finish[c["index"]] = c["finish_reason"] or finish[c["index"]]
+    return texts, finish
+
+
+def check_samples(srv):
+    """n choices are the lone runs with seed, seed + 1, ...; streamed, they join to the same;
+    best_of returns the candidates with the highest mean log-probability, best first."""
+    base = {"prompt": "Once upon a time", "max_tokens": 24, "temperature": 1.0, "seed": 11}
+    lone = [srv.ok("/v1/completions", {**base, "seed": 11 + i, "logprobs": 0}) for i in range(4)]
+    texts = [r["choices"][0]["text"] for r in lone]
+    assert len(set(texts)) > 1, texts  # the seeds give different samples
+    r = srv.ok("/v1/completions", {**base, "n": 3})
+    assert [c["index"] for c in r["choices"]] == [0, 1, 2], r
+    assert [c["text"] for c in r["choices"]] == texts[:3], (r, texts)
+    assert r["usage"]["prompt_tokens"] == lone[0]["usage"]["prompt_tokens"], r
+    assert r["usage"]["completion_tokens"] == sum(x["usage"]["completion_tokens"] for x in lone[:3]), r
+
+    events, done = srv.stream("/v1/completions", {**base, "n": 3, "stream_options": {"include_usage": True}})
+    got, finish = choice_texts(events, 3, "text")
+    assert done and got == texts[:3], (got, texts)
+    assert finish == [x["choices"][0]["finish_reason"] for x in lone[:3]], finish
+    assert events[-1]["usage"] == r["usage"], (events[-1], r["usage"])
+
+    chat = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 16, "temperature": 1.0, "seed": 5}
+    alone = [srv.ok("/v1/chat/completions", {**chat, "seed": 5 + i})["choices"][0]["message"]["content"]
+             for i in range(2)]
+    r = srv.ok("/v1/chat/completions", {**chat, "n": 2})
+    assert [c["message"]["content"] for c in r["choices"]] == alone, (r, alone)
+    events, done = srv.stream("/v1/chat/completions", {**chat, "n": 2})
+    assert done and choice_texts(events, 2, "delta")[0] == alone, events
+    assert sorted(e["choices"][0]["index"] for e in events if e["choices"][0]["delta"].get("role")) == [0, 1]
+
+    mean = [sum(x["choices"][0]["logprobs"]["token_logprobs"]) / len(x["choices"][0]["logprobs"]["token_logprobs"])
+            for x in lone]
+    best = sorted(range(4), key=lambda i: -mean[i])[:2]
+    r = srv.ok("/v1/completions", {**base, "n": 2, "best_of": 4})
+    assert [c["text"] for c in r["choices"]] == [texts[i] for i in best], (r, texts, mean)
+    assert r["usage"]["completion_tokens"] == sum(x["usage"]["completion_tokens"] for x in lone), r
+    print(f"n = 3 choices equal seeds 11..13, streamed too; chat n = 2; best_of 4 picks {best} (mean logprobs "
+          + ", ".join(f"{m:.3f}" for m in mean) + ")")
+
+
 def check_errors(srv):
     def error(path, body, status=400, contains=""):
         got, text = srv.post(path, body)
@@ -156,7 +205,9 @@ def check_errors(srv):
     error("/v1/completions", {"prompt": "x", "temperature": 5}, contains="'temperature'")
     error("/v1/completions", {"prompt": "x", "logit_bias": {"999999": 1}}, contains="not a token id")
     error("/v1/completions", {"prompt": [1, 999999]}, contains="outside the vocabulary")
-    error("/v1/completions", {"prompt": "x", "n": 2}, contains="only n = 1")
+    error("/v1/completions", {"prompt": "x", "n": 2, "best_of": 1}, contains="must be at least n")
+    error("/v1/completions", {"prompt": "x", "best_of": 2, "stream": True}, contains="cannot be streamed")
+    error("/v1/completions", {"prompt": "x", "n": 100}, contains="more generations than the server runs")
     e = error("/v1/completions", {"prompt": "Once upon a time " * 200}, contains="tokens, but the context holds 512")
     assert e["param"] == "prompt", e
     st, _, text = srv.request("GET", "/nope")
@@ -356,6 +407,7 @@ def main():
         check_reference(srv)
         check_chat(srv)
         check_concurrent(srv)
+        check_samples(srv)
         check_errors(srv)
         check_models_and_metrics(srv)
         check_disconnect(srv)

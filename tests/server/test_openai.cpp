@@ -145,7 +145,7 @@ TEST_CASE("every bad field is a 400 naming the field and what is wrong") {
         {R"(, "top_logprobs": 2)", "needs \"logprobs\": true"},
         {R"(, "stream": "yes")", "'stream': must be a boolean, not a string"},
         {R"(, "stream_options": 1)", "'stream_options': must be an object"},
-        {R"(, "n": 2)", "'n': only n = 1"},
+        {R"(, "n": 129)", "'n': 129 is out of range [1, 128]"},
         {R"(, "n": 0)", "'n': 0 is out of range"},
         {R"(, "model": 3)", "'model': must be a string"},
         {R"(, "tools": [{"type": "function"}])", "'tools[0].function': is required"},
@@ -162,7 +162,50 @@ TEST_CASE("every bad field is a 400 naming the field and what is wrong") {
     CHECK_THAT(error_of(R"({"prompt": [1, -1]})", false), Catch::Contains("'prompt[1]': token id -1"));
     CHECK_THAT(error_of(R"({"prompt": "a", "logprobs": 6})", false), Catch::Contains("'logprobs': 6 is out of range [0, 5]"));
     CHECK_THAT(error_of(R"({"prompt": "a", "echo": true})", false), Catch::Contains("'echo'"));
-    CHECK_THAT(error_of(R"({"prompt": "a", "best_of": 2})", false), Catch::Contains("'best_of'"));
+    CHECK_THAT(error_of(R"({"prompt": "a", "n": 3, "best_of": 2})", false),
+               Catch::Contains("'best_of': must be at least n (3)"));
+    CHECK_THAT(error_of(R"({"prompt": "a", "best_of": 2, "stream": true})", false),
+               Catch::Contains("'best_of': best_of greater than n cannot be streamed"));
+    CHECK_THAT(error_of(R"({"prompt": "a", "best_of": 0})", false), Catch::Contains("'best_of': 0 is out of range"));
+}
+
+TEST_CASE("n and best_of: choices and candidates") {
+    const ember_server::Limits limits{512, 64};
+    auto text = ember_server::parse_completion_request(R"({"prompt": "a", "n": 3})", false, limits);
+    CHECK(text.n == 3);
+    CHECK(text.best_of == 3);  // best_of defaults to n
+    text = ember_server::parse_completion_request(R"({"prompt": "a", "n": 2, "best_of": 5})", false, limits);
+    CHECK(text.n == 2);
+    CHECK(text.best_of == 5);
+    text = ember_server::parse_completion_request(R"({"prompt": "a", "n": 2, "best_of": 2, "stream": true})", false, limits);
+    CHECK(text.best_of == 2);  // best_of equal to n streams
+    const auto chat = ember_server::parse_completion_request(
+        R"({"messages": [{"role": "user", "content": "hi"}], "n": 4, "stream": true})", true, limits);
+    CHECK(chat.n == 4);
+    CHECK(chat.best_of == 4);
+
+    // Every choice has its index; usage is the response's, not a choice's.
+    ember_server::ResponseMeta meta{"cmpl-2", 1700000000, "m", false};
+    const std::vector<ember_server::Completion> choices = {{"one", "stop", {}, std::nullopt},
+                                                           {"two", "length", {}, std::nullopt}};
+    json j = json::parse(ember_server::completion_json(meta, choices, {4, 9, 0}));
+    REQUIRE(j["choices"].size() == 2);
+    CHECK(j["choices"][0]["index"] == 0);
+    CHECK(j["choices"][0]["text"] == "one");
+    CHECK(j["choices"][1]["index"] == 1);
+    CHECK(j["choices"][1]["text"] == "two");
+    CHECK(j["choices"][1]["finish_reason"] == "length");
+    CHECK(j["usage"]["completion_tokens"] == 9);
+    CHECK(j["usage"]["total_tokens"] == 13);
+    // A stream chunk carries its choice's index.
+    meta.chat = true;
+    meta.choice = 3;
+    const std::string chunk = ember_server::stream_chunk(meta, "x", "", false, false);
+    const json c = json::parse(chunk.substr(6));
+    CHECK(c["choices"][0]["index"] == 3);
+    CHECK(c["choices"][0]["delta"]["content"] == "x");
+    const std::string calls = ember_server::stream_tool_calls_chunk(meta, {{"call_1", "f", "{}"}}, 0, false);
+    CHECK(json::parse(calls.substr(6))["choices"][0]["index"] == 3);
 }
 
 TEST_CASE("a completion has OpenAI's shape") {
