@@ -43,6 +43,16 @@ assert.equal(finish, chat.choices[0].finish_reason);
 assert.deepEqual(usage.completion_tokens, chat.usage.completion_tokens);
 log('chat stream: the same text, finish_reason and usage');
 
+// n choices: choice i is the request alone with seed + i.
+const sampled = { model: 'stories', messages, max_tokens: 16, temperature: 1, seed: 40 };
+const many = await client.chat.completions.create({ ...sampled, n: 3 });
+assert.deepEqual(many.choices.map((c) => c.index), [0, 1, 2]);
+for (const c of many.choices) {
+  const alone = await client.chat.completions.create({ ...sampled, seed: 40 + c.index });
+  assert.equal(c.message.content, alone.choices[0].message.content);
+}
+log('n = 3: each choice equals its seed alone');
+
 // Structured output: json_schema through the grammar stage.
 const schema = {
   type: 'object',
