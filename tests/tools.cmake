@@ -66,6 +66,7 @@ endforeach()
 # dimension that is a multiple of 32 (stories260K's is 8): a clear error.
 add_test(NAME perplexity_stories260K_kv_f16
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+                 "-DEMULATOR=${CMAKE_CROSSCOMPILING_EMULATOR}"
                  -DTOLERANCE_PPM=${EMBER_PPL_TOLERANCE_stories260K}
                  -DCHUNK_TOLERANCE_PPM=${EMBER_PPL_CHUNK_TOLERANCE_stories260K}
                  -DMODEL=${EMBER_TOOLS_STORIES} -DNAME=stories260K.gguf -DEXTRA_ARGS=--kv-type|f16
