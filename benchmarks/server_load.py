@@ -13,6 +13,7 @@ import argparse
 import http.client
 import json
 import statistics
+import sys
 import threading
 import time
 import urllib.parse
@@ -83,6 +84,8 @@ def run_level(args, host, port, clients):
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
+    for e in sorted(set(errors))[:5]:
+        print(f"{clients} clients: error: {e}", file=sys.stderr)
     tokens = sum(r[2] for r in results)
     return {
         "clients": clients,
