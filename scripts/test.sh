@@ -30,11 +30,12 @@ if [ "${SKIP_AARCH64:-0}" != 1 ]; then
   aarch64_start=$(date +%s)
   EXTRA_CMAKE_ARGS=$unity scripts/build-aarch64.sh build-aarch64 test_kernels test_kquants test_model ember-perplexity
   # Every kernel test; end to end: the greedy reference ids ([e2e]; the rest of test_model is
-  # kernel-independent and runs natively) and perplexity (F32, Q8_0, Q4_0 within 1% of llama.cpp,
+  # kernel-independent and runs natively), a K-quant model's log-probabilities against the scalar
+  # kernels' (perplexity_isa_agreement) and perplexity (F32, Q8_0, Q4_0 within 1% of llama.cpp,
   # once, on the CPU with every extension). qemu is 10-50x slower than native: keep this short.
   for cpu in max:neon_i8mm cortex-a53:neon; do
-    tests='^(test_kernels|test_kquants)$'
-    [ "${cpu%%:*}" = max ] && tests='^(test_kernels|test_kquants|perplexity_stories260K.*)$'
+    tests='^(test_kernels|test_kquants|perplexity_isa_agreement)$'
+    [ "${cpu%%:*}" = max ] && tests='^(test_kernels|test_kquants|perplexity_isa_agreement|perplexity_stories260K.*)$'
     EMBER_QEMU_CPU=${cpu%%:*} EMBER_EXPECT_ISA=${cpu##*:} \
       ctest --test-dir build-aarch64 --output-on-failure -j "$(nproc)" -R "$tests"
     EMBER_QEMU_CPU=${cpu%%:*} build-aarch64/run build-aarch64/bin/test_model "[e2e]"

@@ -83,6 +83,38 @@ add_test(NAME perplexity_text_too_short
                  -DARGS=-m|${EMBER_TOOLS_STORIES}|-f|${EMBER_TOOLS_TEXT}|-c|512
                  -DEXPECT=needs\ at\ least -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_cli_error.cmake)
 set_tests_properties(perplexity_text_too_short PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+# The kernels cpuid picks against the scalar twins over a whole K-quant model (llama-quantize's
+# Q4_K_M of a random model with 256-wide rows): tools/check_isa_agreement.cmake. Also under the
+# cross build's emulator, and under qemu -cpu Haswell (kernels_qemu.cmake sets
+# EMBER_HASWELL_EMULATOR) with the perplexity tests above.
+set(EMBER_ISA_AGREEMENT_ARGS ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+    -DMODEL=@SHARED@/models/quant-ref/kq-Q4_K_M.gguf -DTEXT=${EMBER_TOOLS_TEXT})
+add_test(NAME perplexity_isa_agreement
+         COMMAND ${CMAKE_COMMAND} ${EMBER_ISA_AGREEMENT_ARGS} "-DEMULATOR=${CMAKE_CROSSCOMPILING_EMULATOR}"
+                 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/isa_agreement
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_isa_agreement.cmake)
+set_tests_properties(perplexity_isa_agreement PROPERTIES LABELS "tools;e2e"
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+if(EMBER_HASWELL_EMULATOR)
+  add_test(NAME perplexity_isa_agreement_qemu_haswell
+           COMMAND ${CMAKE_COMMAND} ${EMBER_ISA_AGREEMENT_ARGS} "-DEMULATOR=${EMBER_HASWELL_EMULATOR}"
+                   -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/isa_agreement_haswell
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_isa_agreement.cmake)
+  # Q8_0 and Q4_0 (F32's reference ids run under Haswell in test_model_e2e_qemu_haswell).
+  foreach(model stories260K-Q8_0 stories260K-Q4_0)
+    add_test(NAME perplexity_${model}_qemu_haswell
+             COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>
+                     "-DEMULATOR=${EMBER_HASWELL_EMULATOR}"
+                     -DTOLERANCE_PPM=${EMBER_PPL_TOLERANCE_${model}}
+                     -DCHUNK_TOLERANCE_PPM=${EMBER_PPL_CHUNK_TOLERANCE_${model}}
+                     -DMODEL=@SHARED@/models/${model}.gguf -DNAME=${model}.gguf
+                     -DTEXT=${EMBER_TOOLS_TEXT} -DREFERENCE=${EMBER_TOOLS_PPL_REF}
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_perplexity.cmake)
+  endforeach()
+  set_tests_properties(perplexity_isa_agreement_qemu_haswell perplexity_stories260K-Q8_0_qemu_haswell perplexity_stories260K-Q4_0_qemu_haswell PROPERTIES
+                       ENVIRONMENT "EMBER_EXPECT_ISA=avx2" LABELS "tools;e2e;qemu" TIMEOUT 600
+                       SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
+endif()
 # ember-perplexity --kl-divergence-base / --kl-divergence (llama.cpp's KLD statistics).
 add_test(NAME perplexity_kl_divergence
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-perplexity>

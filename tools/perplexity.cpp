@@ -25,6 +25,7 @@
 #include "ember/model.hpp"
 #include "ember/session.hpp"
 #include "ember/text.hpp"
+#include "kernels/dispatch.hpp"
 #include "runtime/file_io.hpp"
 
 namespace {
@@ -118,8 +119,8 @@ int kl_divergence(const ember::Model& model, const std::string& base_path, int n
     }
     settings.batch = settings.batch > 0 ? std::min(settings.batch, n_ctx) : n_ctx;
     const int n_batch = settings.batch;
-    std::fprintf(stderr, "kl-divergence: %d chunks of %d tokens from %s, batch %d\n", base.n_chunk, n_ctx,
-                 ember::printable(base_path).c_str(), n_batch);
+    std::fprintf(stderr, "kl-divergence: %d chunks of %d tokens from %s, batch %d, kernels %s\n", base.n_chunk, n_ctx,
+                 ember::printable(base_path).c_str(), n_batch, std::string(ember::kernels::isa_name()).c_str());
     ember::Session session = make_session(model, n_ctx, settings);
     const std::int64_t nv = ember::tools::log_prob_row_words(base.n_vocab);
     std::vector<std::uint16_t> rows;
@@ -195,8 +196,8 @@ int run(int argc, char** argv) {
         throw ember::Error(text_path + " has " + std::to_string(tokens.size()) + " tokens; context " +
                            std::to_string(n_ctx) + " needs at least " + std::to_string(2 * n_ctx));
     }
-    std::fprintf(stderr, "perplexity: %zu tokens, %d chunks of %d, batch %d\n", tokens.size(), n_chunk, n_ctx,
-                 n_batch);
+    std::fprintf(stderr, "perplexity: %zu tokens, %d chunks of %d, batch %d, kernels %s\n", tokens.size(), n_chunk,
+                 n_ctx, n_batch, std::string(ember::kernels::isa_name()).c_str());
 
     // The base file: written to a temporary file, renamed over the target when complete.
     std::unique_ptr<ember::OutputFile> base_out;

@@ -4,10 +4,12 @@
 # and says why).
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
 ember_resolve_shared(MODEL REFERENCE TEXT)
-# EMULATOR: the cross build's runner (scripts/build-aarch64.sh), empty for native builds.
+# EMULATOR: the cross build's runner (scripts/build-aarch64.sh) or qemu -cpu Haswell, a
+# '|'-separated command; empty for native runs.
 # EXTRA_ARGS: more flags, separated by '|' (e.g. --kv-type|f16).
 string(REPLACE "|" ";" extra_args "${EXTRA_ARGS}")
-execute_process(COMMAND ${EMULATOR} "${TOOL}" -m "${MODEL}" -f "${TEXT}" -c 128 -t 2 ${extra_args}
+string(REPLACE "|" ";" emulator "${EMULATOR}")
+execute_process(COMMAND ${emulator} "${TOOL}" -m "${MODEL}" -f "${TEXT}" -c 128 -t 2 ${extra_args}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "ember-perplexity failed (${rc}): ${err}")
