@@ -26,7 +26,9 @@ std::int64_t peak_int8_avx2_vnni(std::int64_t iters, std::int32_t* sink) noexcep
 #undef SUM
     alignas(32) std::int32_t lanes[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), s);
-    *sink = lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+    std::uint32_t total = 0;  // wraps, as the lanes do (a sum of ints would overflow)
+    for (const std::int32_t lane : lanes) total += static_cast<std::uint32_t>(lane);
+    *sink = static_cast<std::int32_t>(total);
     return iters * 12 * 32 * 2;
 }
 

@@ -26,9 +26,9 @@ std::int64_t peak_int8_avx512(std::int64_t iters, std::int32_t* sink) noexcept {
 #undef SUM
     alignas(64) std::int32_t lanes[16];
     _mm512_store_si512(lanes, s);
-    std::int32_t total = 0;
-    for (int i = 0; i < 16; ++i) total += lanes[i];
-    *sink = total;
+    std::uint32_t total = 0;  // wraps, as the lanes do (a sum of ints would overflow)
+    for (const std::int32_t lane : lanes) total += static_cast<std::uint32_t>(lane);
+    *sink = static_cast<std::int32_t>(total);
     return iters * 12 * 64 * 2;
 }
 

@@ -133,7 +133,9 @@ TEST_CASE("engine: requests submitted together with one prompt prefill it once; 
     }
     CHECK(handles[0].wait().cached_tokens == 0);
     const auto st = engine.stats();
-    CHECK(st.prefix_hits == 3);
+    // The three copies hit; the other prompt may too (its BOS), when it is admitted after the
+    // first block of the shared prompt is cached.
+    CHECK(st.prefix_hits >= 3);
     // The prompt ran once in whole blocks, plus each copy's rest; the other prompt once.
     const int other = static_cast<int>(model.tokenize(all[4].prompt).size());
     CHECK(st.prefilled_tokens <= n_prompt + 3 * (n_prompt - shared) + other);
