@@ -47,13 +47,27 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int
             for (int s = 0; s < 8; ++s) wv[s] = _mm512_loadu_si512(q + 64 * s);
         }
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + b * kPackRows)));
-        __m512i is[T];
+        // C chains of 8 / C vpdpbusd per token: a lone token (decode) would otherwise wait on one
+        // chain of 8 dependent vpdpbusd per block; integer sums, so any split is exact.
+        constexpr int C = T <= 2 ? 4 : T <= 4 ? 2 : 1;
+        __m512i is[T], part[C > 1 ? C - 1 : 1][T];
         const std::uint8_t* ab8 = reinterpret_cast<const std::uint8_t*>(a + b * n_tok * kQK);
         const std::int32_t* abb = ab + b * n_tok;
         const float* adb = ad + b * n_tok;
         for (int t = 0; t < T; ++t) is[t] = _mm512_set1_epi32(abb[t]);
-        for (int s = 0; s < 8; ++s) {
+        for (int c = 1; c < C; ++c) {
+            for (int t = 0; t < T; ++t) part[c - 1][t] = _mm512_setzero_si512();
+        }
+        for (int s = 0; s < 8; s += C) {
             for (int t = 0; t < T; ++t) is[t] = _mm512_dpbusd_epi32(is[t], wv[s], bcast4(ab8 + t * kQK + 4 * s));
+            for (int c = 1; c < C; ++c) {
+                for (int t = 0; t < T; ++t) {
+                    part[c - 1][t] = _mm512_dpbusd_epi32(part[c - 1][t], wv[s + c], bcast4(ab8 + t * kQK + 4 * (s + c)));
+                }
+            }
+        }
+        for (int c = 1; c < C; ++c) {
+            for (int t = 0; t < T; ++t) is[t] = _mm512_add_epi32(is[t], part[c - 1][t]);
         }
         for (int t = 0; t < T; ++t) {
             const __m512 prod = _mm512_mul_ps(dw, _mm512_set1_ps(adb[t]));
