@@ -97,7 +97,7 @@ set_tests_properties(perplexity_isa_agreement PROPERTIES LABELS "tools;e2e"
                      SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 if(EMBER_HASWELL_EMULATOR)
   add_test(NAME perplexity_isa_agreement_qemu_haswell
-           COMMAND ${CMAKE_COMMAND} ${EMBER_ISA_AGREEMENT_ARGS} "-DEMULATOR=${EMBER_HASWELL_EMULATOR}"
+           COMMAND ${CMAKE_COMMAND} ${EMBER_ISA_AGREEMENT_ARGS} "-DEMULATOR=${EMBER_HASWELL_EMULATOR}" -DBASE_NATIVE=ON
                    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/isa_agreement_haswell
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_isa_agreement.cmake)
   # Q8_0 and Q4_0 (F32's reference ids run under Haswell in test_model_e2e_qemu_haswell).

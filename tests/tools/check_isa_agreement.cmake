@@ -6,7 +6,9 @@
 # quant-ref's kq-Q4_K_M.gguf (llama-quantize's K-quants on 256-wide rows, Q6_K output): AVX2
 # 3e-6 and AVX-512 1e-6, 99.7%; its Q4_K_S sibling is 4.9e-4 and 87.6% away, the F32 original
 # 1.3e-3 and 75.9%, so a kernel that is wrong anywhere fails.
-# EMULATOR: a '|'-separated command to run the tool under (the cross build's runner, qemu -cpu).
+# EMULATOR: a '|'-separated command to run the tool under (the cross build's runner, qemu -cpu);
+# BASE_NATIVE: the scalar run goes without it (an emulated x86 CPU computes the same scalar
+# results, only slower).
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
 ember_resolve_shared(MODEL TEXT)
 string(REPLACE "|" ";" emulator "${EMULATOR}")
@@ -14,7 +16,11 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 set(base "${WORK_DIR}/scalar.kld")
 
 set(ENV{EMBER_ISA} scalar)
-execute_process(COMMAND ${emulator} "${TOOL}" -m "${MODEL}" -f "${TEXT}" -c 128 -t 2 --kl-divergence-base "${base}"
+set(base_emulator ${emulator})
+if(BASE_NATIVE)
+  set(base_emulator "")
+endif()
+execute_process(COMMAND ${base_emulator} "${TOOL}" -m "${MODEL}" -f "${TEXT}" -c 128 -t 2 --kl-divergence-base "${base}"
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR NOT err MATCHES "kernels scalar")
   message(FATAL_ERROR "the scalar run failed (${rc}): ${out} ${err}")
