@@ -113,6 +113,8 @@ void fill_x86(Table& table) {
     EMBER_SET_KQUANT(avx2, avx2);
     avx2[TensorType::Q4_0].packed_gemm = avx2::packed_gemm_q4_0;
     avx2[TensorType::Q4_0].prefer_packed = true;  // one long stream per 8 rows beats the row tiles
+    avx2[TensorType::Q8_0].packed_gemm = avx2::packed_gemm_q8_0;
+    avx2[TensorType::Q8_0].prefer_packed = true;
 
     IsaTable& vnni = table.derive(Isa::avx2_vnni);
     EMBER_SET_KQUANT(vnni, avx2_vnni);

@@ -103,6 +103,32 @@ TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-m
     }
 }
 
+TEST_CASE("packed Q8_0 with the extreme weight -128 and activations at +-127: every ISA as scalar",
+          "[packed][isa]") {
+    // AVX2 multiplies |w| (up to 128) by a * sign(w): pair sums must stay within int16.
+    const std::int64_t n_rows = 17, n = 128;
+    Weights wt = make_weights(TensorType::Q8_0, n_rows, n, 5);
+    auto* blocks = reinterpret_cast<BlockQ8_0*>(wt.storage.data() + 4);
+    for (std::int64_t b = 0; b < n_rows * n / kQK; ++b) {
+        for (int i = 0; i < kQK; ++i) blocks[b].qs[i] = static_cast<std::int8_t>((b + i) % 3 == 0 ? -128 : (i % 2 ? 127 : -127));
+    }
+    const WeightMatrix packed = WeightMatrix::prepare(wt.info, Packing::always);
+    REQUIRE(packed.packed());
+    for (std::int64_t n_tok : {1, 3, 8}) {
+        std::vector<float> x(static_cast<std::size_t>(n_tok * n));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? 1.0f : -1.0f;  // quantized to +-127
+        std::vector<std::byte> scratch(matmul_scratch_bytes(packed, n_tok));
+        std::vector<float> want(static_cast<std::size_t>(n_tok * n_rows));
+        matmul(packed, x.data(), n_tok, want.data(), n_rows, scratch, 1, Isa::scalar);
+        for (Isa isa : available_isas()) {
+            INFO(std::string(isa_name(isa)) + " tokens=" + std::to_string(n_tok));
+            std::vector<float> y(want.size());
+            matmul(packed, x.data(), n_tok, y.data(), n_rows, scratch, 1, isa);
+            REQUIRE(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+        }
+    }
+}
+
 TEST_CASE("packed group bytes equal the row-major bytes plus padding", "[packed]") {
     const PackedLayout* q4 = type_kernels(TensorType::Q4_0, Isa::scalar)->packed;
     const PackedLayout* q8 = type_kernels(TensorType::Q8_0, Isa::scalar)->packed;
