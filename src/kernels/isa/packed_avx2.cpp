@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernels/isa/isa_kernels.hpp"
+#include "kernels/isa/packed_driver-inl.hpp"
 #include "kernels/packed_isa.hpp"
 #include "kernels/quant_blocks.hpp"
 
@@ -103,26 +104,13 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int
 
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
-               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
-               std::int64_t n_tok, float* y, std::int64_t ldy) {
-    for (std::int64_t tb = 0; tb < n_tok; tb += kTokenBlock) {
-        const std::int64_t te = tb + kTokenBlock < n_tok ? tb + kTokenBlock : n_tok;
-        for (std::int64_t g = 0; g < n_groups; ++g) {
-            const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
-            const std::int64_t left = n_valid_rows - g * kPackRows;
-            const std::int64_t rows = left < kPackRows ? left : kPackRows;
-            float* yg = y + g * kPackRows;
-            std::int64_t t = tb;
-            for (; t + 4 <= te; t += 4) group_tokens<Q4, 4>(nb, wg, a + t * kQK, ad + t, ab + t, n_tok, yg + t * ldy, ldy, rows);
-            const std::int8_t* at = a + t * kQK;
-            switch (te - t) {
-                case 1: group_tokens<Q4, 1>(nb, wg, at, ad + t, ab + t, n_tok, yg + t * ldy, ldy, rows); break;
-                case 2: group_tokens<Q4, 2>(nb, wg, at, ad + t, ab + t, n_tok, yg + t * ldy, ldy, rows); break;
-                case 3: group_tokens<Q4, 3>(nb, wg, at, ad + t, ab + t, n_tok, yg + t * ldy, ldy, rows); break;
-                default: break;
-            }
-        }
-    }
+          std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
+          std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_for_each<4>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                           group_tokens<Q4, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, a + t * kQK,
+                                               ad + t, ab + t, n_tok, y + g * kPackRows + t * ldy, ldy, rows);
+                       });
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/isa/isa_kernels.hpp"
+#include "kernels/isa/packed_driver-inl.hpp"
 #include "kernels/packed_isa.hpp"
 #include "kernels/quant_blocks.hpp"
 
@@ -77,40 +78,21 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
 }
 
+inline __mmask16 row_mask(std::int64_t rows) {
+    return rows >= kPackRows ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << rows) - 1u);
+}
+
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
           std::int64_t n_tok, float* y, std::int64_t ldy) {
-    for (std::int64_t tb = 0; tb < n_tok; tb += kTokenBlock) {
-        const std::int64_t te = tb + kTokenBlock < n_tok ? tb + kTokenBlock : n_tok;
-        for (std::int64_t g = 0; g < n_groups; ++g) {
-            const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
-            const std::int64_t left = n_valid_rows - g * kPackRows;
-            const __mmask16 mask = left >= kPackRows ? static_cast<__mmask16>(0xffff)
-                                                     : static_cast<__mmask16>((1u << left) - 1u);
-            float* yg = y + g * kPackRows;
-            std::int64_t t = tb;
-            for (; t + 8 <= te; t += 8) {
-                group_tokens<Q4, 8>(nb, wg, a + t * kQK, ad + t, ab + t, n_tok, yg + t * ldy, ldy, mask);
-            }
-            const std::int8_t* at = a + t * kQK;
-            const float* adt = ad + t;
-            const std::int32_t* abt = ab + t;
-            float* yt = yg + t * ldy;
-            switch (te - t) {
-                case 1: group_tokens<Q4, 1>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
-                case 2: group_tokens<Q4, 2>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
-                case 3: group_tokens<Q4, 3>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
-                case 4: group_tokens<Q4, 4>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
-                case 5: group_tokens<Q4, 5>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
-                case 6: group_tokens<Q4, 6>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
-                case 7: group_tokens<Q4, 7>(nb, wg, at, adt, abt, n_tok, yt, ldy, mask); break;
-                default: break;
-            }
-        }
-    }
+    packed_for_each<8>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                           group_tokens<Q4, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, a + t * kQK,
+                                               ad + t, ab + t, n_tok, y + g * kPackRows + t * ldy, ldy,
+                                               row_mask(rows));
+                       });
 }
-
 
 // Q4_K: sub-block by sub-block, 8 vpdpbusd per token give the 16 rows' integer dots, scaled by
 // the rows' 6-bit scales (vpmulld) into the superblock sum; the mins take 4 vpdpwssd against the
@@ -171,25 +153,12 @@ inline void group_tokens_q4k(std::int64_t nsb, const std::uint8_t* wg, const std
 void gemm_q4k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
               std::int64_t n_tok, float* y, std::int64_t ldy) {
-    constexpr std::int64_t kTokBlock = 32;
-    for (std::int64_t tb = 0; tb < n_tok; tb += kTokBlock) {
-        const std::int64_t te = tb + kTokBlock < n_tok ? tb + kTokBlock : n_tok;
-        for (std::int64_t g = 0; g < n_groups; ++g) {
-            const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
-            const std::int64_t left = n_valid_rows - g * kPackRows;
-            const __mmask16 mask = left >= kPackRows ? static_cast<__mmask16>(0xffff)
-                                                     : static_cast<__mmask16>((1u << left) - 1u);
-            float* yg = y + g * kPackRows;
-            std::int64_t t = tb;
-            for (; t + 4 <= te; t += 4) group_tokens_q4k<4>(nsb, wg, a + t * 256, ad + t, abs + t * 4, n_tok, yg + t * ldy, ldy, mask);
-            switch (te - t) {
-                case 1: group_tokens_q4k<1>(nsb, wg, a + t * 256, ad + t, abs + t * 4, n_tok, yg + t * ldy, ldy, mask); break;
-                case 2: group_tokens_q4k<2>(nsb, wg, a + t * 256, ad + t, abs + t * 4, n_tok, yg + t * ldy, ldy, mask); break;
-                case 3: group_tokens_q4k<3>(nsb, wg, a + t * 256, ad + t, abs + t * 4, n_tok, yg + t * ldy, ldy, mask); break;
-                default: break;
-            }
-        }
-    }
+    packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
+                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                           group_tokens_q4k<T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
+                                               ad + t, abs + t * 4, n_tok, y + g * kPackRows + t * ldy, ldy,
+                                               row_mask(rows));
+                       });
 }
 
 }  // namespace
