@@ -6,7 +6,7 @@
 //
 //   - ppP xN / tgG xN (--parallel N,...): N sequences batched, aggregate tokens/s (as
 //     llama-batched-bench): N prompts of P tokens, then G steps decoding all N at once
-//   - load: Model::load to the logits of a one-token prompt (ms), and the peak RSS then
+//   - load: Model::load to the logits of a one-token prompt (ms), and the peak RSS it adds
 //
 //   ember-bench -m model.gguf [-p 512] [-n 128] [-d 0] [-t 2] [-r 5] [-o md|csv|json] [--isa]
 #include <algorithm>
@@ -191,12 +191,12 @@ std::string format_params(double n) {
     return b;
 }
 
-// Peak resident set of this process (VmHWM), in bytes; 0 where /proc is not there.
-std::int64_t peak_rss_bytes() {
+// A "VmHWM:" (peak) or "VmRSS:" (now) line of /proc/self/status, in bytes; 0 where there is none.
+std::int64_t status_bytes(const char* key) {
     std::ifstream in("/proc/self/status");
     std::string line;
     while (std::getline(in, line)) {
-        if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+        if (line.rfind(key, 0) == 0) return std::stoll(line.substr(std::char_traits<char>::length(key))) * 1024;
     }
     return 0;
 }
@@ -210,7 +210,9 @@ Result bench_load(const std::string& path, const Args& a, int context) {
     std::vector<double> ms;
     Result res;
     for (int r = 0; r < a.reps; ++r) {
+        // What this load adds: the process already holds the benchmarked copy of the model.
         reset_peak_rss();
+        const std::int64_t before = status_bytes("VmRSS:");
         const auto t0 = Clock::now();
         ember::ModelOptions mo;
         mo.threads = a.threads;
@@ -222,7 +224,7 @@ Result bench_load(const std::string& path, const Args& a, int context) {
         const ember::Token first = model.bos() >= 0 ? model.bos() : 0;
         if (session.decode(first) != ember::Status::ok) throw ember::Error(path + ": the first token failed");
         ms.push_back(1e3 * seconds(t0));
-        res.peak_rss_bytes = std::max(res.peak_rss_bytes, peak_rss_bytes());
+        res.peak_rss_bytes = std::max(res.peak_rss_bytes, status_bytes("VmHWM:") - before);
         const ember::ModelInfo& info = model.info();
         res.kv_bytes = 2 * static_cast<std::int64_t>(sizeof(float)) * info.n_layer * context *
                        (info.n_embd / std::max<std::int64_t>(info.n_head, 1)) * info.n_head_kv;
