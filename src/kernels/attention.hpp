@@ -1,14 +1,21 @@
-// Attention of one batch row against its sequence's cached keys/values, for the query heads that
-// share one key/value head (grouped-query attention). The cache is paged: the positions come as
-// runs of consecutive rows (one run per page, model/kv_cache.hpp), stored as F32, F16 or Q8_0
-// and read in place. Per ISA and KvType through FloatKernels::attend_f32 / _f16 / _q8_0.
+// Attention of a block of batch rows against one sequence's cached keys/values, for the query
+// heads that share one key/value head (grouped-query attention). The cache is paged: the
+// positions come as runs of consecutive rows (one run per page, model/kv_cache.hpp), stored as
+// F32, F16 or Q8_0 and read in place. Per ISA and KvType through FloatKernels::attend_f32 /
+// _f16 / _q8_0.
 //
-//   for j < n_q:  s[t] = scale * dot(q_j, K[t])  (t < n_pos, the runs' rows in order);
-//                 softcap > 0 (gemma2): s[t] = tanh(s[t] * (1 / softcap)) * softcap, as llama.cpp;
-//                 p = softmax(s);  out_j = sum_t p[t] * V[t]
-// q_j = q + j * hd, out_j = out + j * hd. K[t] / V[t]: hd values of one head, rows row_bytes
-// apart within a run; Q8_0 rows are hd / 32 blocks (value = d * q). `scores` holds n_q * n_pos
-// floats. Softmax: max-shifted exp, sum in float, out scaled by 1/sum.
+// A block holds n_rows rows of one sequence that read from the same first position (a prefill
+// chunk; a decode step is a block of one row); row r reads the first n_pos[r] keys of the runs.
+// Each key tile is loaded once for every query of the block. Per query (row r, head j):
+//
+//   s[t] = scale * dot(q_rj, K[t])  (t < n_pos[r], the runs' rows in order);
+//   softcap > 0 (gemma2): s[t] = tanh(s[t] * (1 / softcap)) * softcap, as llama.cpp;
+//   p = softmax(s);  out_rj = sum_t p[t] * V[t]  (summed in key order)
+//
+// q_rj = q + r * stride + j * hd, out_rj = out + r * stride + j * hd. K[t] / V[t]: hd values
+// of one head, rows row_bytes apart within a run; Q8_0 rows are hd / 32 blocks (value = d * q).
+// Softmax: max-shifted exp, sum in float, out scaled by 1/sum. Every query's result depends
+// only on its own row: never on the block it was computed in (batch invariance).
 #pragma once
 
 #include <cstddef>
@@ -23,8 +30,31 @@ struct KvRun {
     std::int64_t n;
 };
 
-using AttendFn = void (*)(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs,
-                          std::int64_t n_runs, std::size_t row_bytes, std::int64_t n_pos,
-                          float scale, float softcap, float* out, float* scores);
+/// The queries of one block: n_rows rows of n_q heads (see above).
+struct AttendQueries {
+    const float* q;
+    float* out;
+    std::int64_t n_rows;
+    std::int64_t n_q;
+    std::int64_t stride;        ///< floats from one row's queries (and outputs) to the next's
+    const std::int64_t* n_pos;  ///< [n_rows] keys each row reads (>= 1)
+};
+
+/// Floats of scratch an attention call needs (n_pos: the most any row reads): every query's
+/// scores and softmax sum, and a tile of up to 16 keys or values widened to float.
+constexpr std::int64_t attend_scratch_floats(std::int64_t n_queries, std::int64_t n_pos, std::int64_t hd) noexcept {
+    return n_queries * (n_pos + 1) + 16 * hd;
+}
+
+using AttendFn = void (*)(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                          std::size_t row_bytes, float scale, float softcap, float* scratch);
+
+/// One row's n_q heads (a block of one row): `scratch` holds attend_scratch_floats(n_q, n_pos, hd).
+inline void attend_row(AttendFn fn, const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs,
+                       std::int64_t n_runs, std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap,
+                       float* out, float* scratch) {
+    const AttendQueries queries{q, out, 1, n_q, n_q * hd, &n_pos};
+    fn(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+}
 
 }  // namespace ember::kernels

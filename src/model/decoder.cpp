@@ -72,7 +72,15 @@ ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std:
     gate_.resize(sz(n_batch * c.n_ff * (fused_gate_up ? 2 : 1)));
     up_.resize(sz(n_batch * c.n_ff));
     rope_.resize(sz(n_batch * 2 * c.n_rot()));
-    scores_.resize(sz(n_threads_ * (c.n_head / std::max<std::int64_t>(c.n_head_kv, 1)) * n_ctx));
+    // Blocks of about 32 queries: each key and value read once for all of them. Their scores
+    // take block_rows times the memory of one row's: at most 4 MiB per thread unless one row
+    // alone needs more.
+    const std::int64_t group = c.n_head / std::max<std::int64_t>(c.n_head_kv, 1);
+    block_rows_ = std::clamp<std::int64_t>(std::min(32 / group, (std::int64_t{1} << 20) / std::max<std::int64_t>(group * n_ctx, 1)),
+                                           1, std::max<std::int64_t>(n_batch, 1));
+    scores_.resize(sz(n_threads_ * kernels::attend_scratch_floats(block_rows_ * group, n_ctx, c.head_dim)));
+    n_pos_.resize(sz(n_batch));
+    blocks_.resize(sz(n_batch + 1));
     hidden_.resize(sz(n_hidden_rows * c.n_embd));
     max_runs_ = n_ctx + 1;  // one run per page: at most one per position
     runs_.resize(sz(n_threads_ * max_runs_));
@@ -255,31 +263,45 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
     // Soft-capped scores (gemma2) take the scalar kernel on every ISA, as llama.cpp computes them.
     const kernels::FloatKernels& fk = c_.attn_softcap > 0.0f ? kernels::float_kernels(kernels::Isa::scalar)
                                                              : kernels::float_kernels();
-    // One task per (row, key/value head): the `group` query heads sharing it run together, over
-    // the runs of consecutive rows (one per cache page) of what the row's query reads.
+    // Blocks of consecutive rows of one sequence that read from the same first position (a
+    // prefill chunk: up to block_rows of them); one task per (block, key/value head) runs the
+    // `group` query heads of each row over the runs of consecutive cache rows (one per page).
     // Threads by the keys and values read (decode at a short depth is not worth a second one).
-    std::int64_t kv_bytes = 0;
-    for (const BatchRow& r : rows) {
-        kv_bytes += 2 * static_cast<std::int64_t>(caches[sz(r.seq)]->pool().row_bytes()) * (r.pos + 1);
+    std::int64_t kv_bytes = 0, n_blocks = 0, block_first = -1;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const BatchRow& r = rows[sz(i)];
+        const KvCache& cache = *caches[sz(r.seq)];
+        const std::int64_t first = cache.attend_first(layer, r.pos);
+        s.n_pos_[sz(i)] = r.pos - first + 1;
+        kv_bytes += 2 * static_cast<std::int64_t>(cache.pool().row_bytes()) * s.n_pos_[sz(i)];
+        if (i == 0 || r.seq != rows[sz(i - 1)].seq || first != block_first || i - s.blocks_[sz(n_blocks - 1)] == s.block_rows_) {
+            s.blocks_[sz(n_blocks++)] = i;
+            block_first = first;
+        }
     }
-    parallel_for(n * c_.n_head_kv, threads_for(kv_bytes, n_threads), 1, [&](std::int64_t begin, std::int64_t end, int worker) {
-        float* scores = &s.scores_[sz(worker * group * s.n_ctx_)];
+    s.blocks_[sz(n_blocks)] = n;
+    const std::int64_t scratch_floats = kernels::attend_scratch_floats(s.block_rows_ * group, s.n_ctx_, hd);
+    parallel_for(n_blocks * c_.n_head_kv, threads_for(kv_bytes, n_threads), 1, [&](std::int64_t begin, std::int64_t end, int worker) {
+        float* scratch = &s.scores_[sz(worker * scratch_floats)];
         kernels::KvRun* runs = &s.runs_[sz(worker * s.max_runs_)];
         for (std::int64_t task = begin; task < end; ++task) {
-            const std::int64_t i = task / c_.n_head_kv, kvh = task % c_.n_head_kv;
-            const BatchRow& r = rows[sz(i)];
-            const KvCache& cache = *caches[sz(r.seq)];
+            const std::int64_t b = task / c_.n_head_kv, kvh = task % c_.n_head_kv;
+            const std::int64_t i0 = s.blocks_[sz(b)], n_rows = s.blocks_[sz(b + 1)] - i0;
+            std::int64_t last = rows[sz(i0)].pos;  // the block reads positions [first, last]
+            for (std::int64_t i = i0 + 1; i < i0 + n_rows; ++i) last = std::max<std::int64_t>(last, rows[sz(i)].pos);
+            const KvCache& cache = *caches[sz(rows[sz(i0)].seq)];
             const KvPool& pool = cache.pool();
             const std::size_t head_bytes = pool.row_bytes() / sz(c_.n_head_kv);
-            const std::int64_t first = cache.attend_first(layer, r.pos);
+            const std::int64_t first = cache.attend_first(layer, rows[sz(i0)].pos);
             std::int64_t n_runs = 0;
-            cache.for_each_run(layer, first, r.pos, [&](const std::uint8_t* k, const std::uint8_t* v, std::int64_t rows_n) {
+            cache.for_each_run(layer, first, last, [&](const std::uint8_t* k, const std::uint8_t* v, std::int64_t rows_n) {
                 runs[n_runs++] = {k + kvh * head_bytes, v + kvh * head_bytes, rows_n};
             });
             EMBER_ASSERT(n_runs <= s.max_runs_);
             const std::int64_t h0 = kvh * group;
-            fk.attend(pool.type())(&s.q_[sz(i * n_q + h0 * hd)], group, hd, runs, n_runs, pool.row_bytes(),
-                                   r.pos - first + 1, scale, c_.attn_softcap, &s.xn_[sz(i * n_q + h0 * hd)], scores);
+            const kernels::AttendQueries queries{&s.q_[sz(i0 * n_q + h0 * hd)], &s.xn_[sz(i0 * n_q + h0 * hd)], n_rows,
+                                                 group, n_q, &s.n_pos_[sz(i0)]};
+            fk.attend(pool.type())(queries, hd, runs, n_runs, pool.row_bytes(), scale, c_.attn_softcap, scratch);
         }
     });
 }

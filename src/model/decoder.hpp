@@ -65,7 +65,10 @@ private:
     std::vector<float> gate_;    // [n_batch][n_ff] (2 n_ff when gate and up are fused)
     std::vector<float> up_;      // [n_batch][n_ff]
     std::vector<float> rope_;    // [n_batch][2][n_rot] cos/sin per row: global, local layers
-    std::vector<float> scores_;  // [n_threads][n_head / n_head_kv][n_ctx] attention scores per worker
+    std::int64_t block_rows_ = 1;  // rows of one sequence attended together (kernels/attention.hpp)
+    std::vector<float> scores_;  // [n_threads][attend_scratch_floats(block_rows * group, n_ctx, head_dim)]
+    std::vector<std::int64_t> n_pos_;  // [n_batch] keys each row reads in the current layer
+    std::vector<std::int64_t> blocks_;  // [n_batch] first row of each block in the current layer
     std::int64_t max_runs_ = 0;
     std::vector<kernels::KvRun> runs_;  // [n_threads][max_runs] the KV runs a worker attends to
     std::vector<float> out_rows_;  // [n_logit_rows][n_embd] rows that want logits

@@ -293,39 +293,137 @@ inline FB<A> load_kv(const std::uint8_t* row, std::int64_t i, std::int64_t left)
     }
 }
 
+/// Lane u = the sum of rows[u]'s lanes (kLanes<A> rows). xsimd 8.1's haddp permutes the lanes
+/// of its AVX-512 result (2-3 with 4-5, 10-11 with 12-13), so that width has its own tree.
+template <class A>
+inline FB<A> sum_each(const FB<A>* rows) {
+#if defined(__AVX512F__)
+    if constexpr (kLanes<A> == 16) {
+        __m512 z[4];
+        for (int j = 0; j < 4; ++j) {  // z[j]: per 128-bit chunk, partial sums of rows 4j..4j+3
+            __m512 x[2];
+            for (int h = 0; h < 2; ++h) {  // x[h]: [r0 lanes 0+2, r1 0+2, r0 1+3, r1 1+3] per chunk
+                const __m512 a = rows[4 * j + 2 * h], b = rows[4 * j + 2 * h + 1];
+                x[h] = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+            }
+            const __m512d x0 = _mm512_castps_pd(x[0]), x1 = _mm512_castps_pd(x[1]);
+            z[j] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x0, x1)), _mm512_castpd_ps(_mm512_unpackhi_pd(x0, x1)));
+        }
+        const __m512 w0 = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                        _mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(3, 2, 3, 2)));
+        const __m512 w1 = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                                        _mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(3, 2, 3, 2)));
+        return _mm512_add_ps(_mm512_shuffle_f32x4(w0, w1, _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(w0, w1, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+#endif
+    return xsimd::haddp(rows);
+}
+
+/// Walks the runs' keys in tiles of up to kLanes<A> keys: the K and V rows of the next tile.
+class KvTiles {
+public:
+    KvTiles(const KvRun* runs, std::int64_t n_runs, std::size_t row_bytes) noexcept
+        : runs_(runs), n_runs_(n_runs), row_bytes_(row_bytes) {}
+    /// Fills k[u] / v[u] for the next min(max, keys left) keys; returns how many.
+    std::int64_t next(std::int64_t max, const std::uint8_t** k, const std::uint8_t** v) noexcept {
+        std::int64_t n = 0;
+        while (n < max && run_ < n_runs_) {
+            if (u_ == runs_[run_].n) {
+                ++run_;
+                u_ = 0;
+                continue;
+            }
+            const std::size_t off = static_cast<std::size_t>(u_++) * row_bytes_;
+            k[n] = runs_[run_].k + off;
+            v[n++] = runs_[run_].v + off;
+        }
+        return n;
+    }
+
+private:
+    const KvRun* runs_;
+    std::int64_t n_runs_, run_ = 0, u_ = 0;
+    std::size_t row_bytes_;
+};
+
+/// Rows of a tile as floats: F32 rows in place, others widened into `buf` (n rows of hd).
 template <class A, int T>
-inline void attend_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                      std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out,
-                      float* scores) {
-    const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
-    for (std::int64_t j = 0; j < n_q; ++j) {
-        const float* qj = q + j * hd;
-        float* s = scores + j * n_pos;
-        std::int64_t t = 0;
-        for (std::int64_t r = 0; r < n_runs; ++r) {
-            for (std::int64_t u = 0; u < runs[r].n; ++u, ++t) {
-                const std::uint8_t* kt = runs[r].k + static_cast<std::size_t>(u) * row_bytes;
+inline void tile_rows(const std::uint8_t* const* rows, std::int64_t n, std::int64_t hd, float* buf, const float** out) {
+    for (std::int64_t u = 0; u < n; ++u) {
+        if constexpr (T == 0) {
+            out[u] = reinterpret_cast<const float*>(rows[u]);
+        } else {
+            float* dst = buf + u * hd;
+            for (std::int64_t i = 0; i < hd; i += kLanes<A>) store_part<A>(dst + i, load_kv<A, T>(rows[u], i, hd - i), hd - i);
+            out[u] = dst;
+        }
+    }
+}
+
+template <class A, int T>
+inline void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                      std::size_t row_bytes, float scale, float softcap, float* scratch) {
+    constexpr std::int64_t L = kLanes<A>;
+    static_assert(L <= 16, "attend_scratch_floats holds tiles of at most 16 keys");
+    const std::int64_t n_queries = qs.n_rows * qs.n_q;
+    std::int64_t n_max = 0;
+    for (std::int64_t r = 0; r < qs.n_rows; ++r) n_max = qs.n_pos[r] > n_max ? qs.n_pos[r] : n_max;
+    float* tile_buf = scratch + n_queries * n_max;
+    const std::uint8_t* k_rows[L];
+    const std::uint8_t* v_rows[L];
+    const float* rows[L];
+    // Scores: each key tile once for every query; a query's L scores in one horizontal sum.
+    KvTiles keys(runs, n_runs, row_bytes);
+    for (std::int64_t t0 = 0, n; (n = keys.next(L, k_rows, v_rows)) > 0; t0 += n) {
+        tile_rows<A, T>(k_rows, n, hd, tile_buf, rows);
+        for (std::int64_t qi = 0; qi < n_queries; ++qi) {
+            const std::int64_t r = qi / qs.n_q, m = qs.n_pos[r] - t0 < n ? qs.n_pos[r] - t0 : n;
+            if (m <= 0) continue;
+            const float* q = qs.q + r * qs.stride + (qi % qs.n_q) * hd;
+            FB<A> dots[L];
+            for (std::int64_t u = 0; u < L; ++u) {
                 FB<A> acc(0.0f);
-                for (std::int64_t i = 0; i < hd; i += kLanes<A>) {
-                    acc = xsimd::fma(load_part<A>(qj + i, hd - i), load_kv<A, T>(kt, i, hd - i), acc);
+                if (u < m) {
+                    for (std::int64_t i = 0; i < hd; i += L) acc = xsimd::fma(load_part<A>(q + i, hd - i), load_part<A>(rows[u] + i, hd - i), acc);
                 }
-                s[t] = xsimd::hadd(acc) * scale;
-                if (softcap > 0.0f) s[t] = std::tanh(s[t] * inv_cap) * softcap;
+                dots[u] = acc;
+            }
+            store_part<A>(scratch + qi * n_max + t0, sum_each<A>(dots) * FB<A>(scale), m);
+        }
+    }
+    // Softmax, then each output summed over the keys in order, one value tile at a time.
+    float* inv_sum = tile_buf + L * hd;
+    const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
+    for (std::int64_t qi = 0; qi < n_queries; ++qi) {
+        const std::int64_t n_pos = qs.n_pos[qi / qs.n_q];
+        float* s = scratch + qi * n_max;
+        if (softcap > 0.0f) {
+            for (std::int64_t t = 0; t < n_pos; ++t) s[t] = std::tanh(s[t] * inv_cap) * softcap;
+        }
+        inv_sum[qi] = 1.0f / softmax_numerator<A>(s, n_pos);
+        float* o = qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd;
+        for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
+    }
+    KvTiles values(runs, n_runs, row_bytes);
+    for (std::int64_t t0 = 0, n; (n = values.next(L, k_rows, v_rows)) > 0; t0 += n) {
+        tile_rows<A, T>(v_rows, n, hd, tile_buf, rows);
+        for (std::int64_t qi = 0; qi < n_queries; ++qi) {
+            const std::int64_t r = qi / qs.n_q, m = qs.n_pos[r] - t0 < n ? qs.n_pos[r] - t0 : n;
+            if (m <= 0) continue;
+            const float* p = scratch + qi * n_max + t0;
+            float* o = qs.out + r * qs.stride + (qi % qs.n_q) * hd;
+            for (std::int64_t i = 0; i < hd; i += L) {
+                FB<A> acc = load_part<A>(o + i, hd - i);
+                for (std::int64_t u = 0; u < m; ++u) acc = xsimd::fma(FB<A>(p[u]), load_part<A>(rows[u] + i, hd - i), acc);
+                store_part<A>(o + i, acc, hd - i);
             }
         }
-        const FB<A> inv(1.0f / softmax_numerator<A>(s, n_pos));
-        float* o = out + j * hd;
-        for (std::int64_t i = 0; i < hd; i += kLanes<A>) {
-            FB<A> acc(0.0f);
-            t = 0;
-            for (std::int64_t r = 0; r < n_runs; ++r) {
-                for (std::int64_t u = 0; u < runs[r].n; ++u, ++t) {
-                    const std::uint8_t* vt = runs[r].v + static_cast<std::size_t>(u) * row_bytes;
-                    acc = xsimd::fma(FB<A>(s[t]), load_kv<A, T>(vt, i, hd - i), acc);
-                }
-            }
-            store_part<A>(o + i, acc * inv, hd - i);
-        }
+    }
+    for (std::int64_t qi = 0; qi < n_queries; ++qi) {
+        float* o = qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd;
+        const FB<A> inv(inv_sum[qi]);
+        for (std::int64_t i = 0; i < hd; i += L) store_part<A>(o + i, load_part<A>(o + i, hd - i) * inv, hd - i);
     }
 }
 
@@ -353,15 +451,15 @@ inline void attend_kv(const float* q, std::int64_t n_q, std::int64_t hd, const K
     void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot, const float* cs, bool neox) { \
         ::ember::kernels::rope<Arch>(x, n_heads, head_dim, n_rot, cs, neox);                        \
     }                                                                                               \
-    void attend_f32(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                    std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) { \
-        ::ember::kernels::attend_kv<Arch, 0>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores); \
+    void attend_f32(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
+                    std::size_t row_bytes, float scale, float softcap, float* scratch) {            \
+        ::ember::kernels::attend_kv<Arch, 0>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch); \
     }                                                                                               \
-    void attend_f16(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                    std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) { \
-        ::ember::kernels::attend_kv<Arch, 1>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores); \
+    void attend_f16(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
+                    std::size_t row_bytes, float scale, float softcap, float* scratch) {            \
+        ::ember::kernels::attend_kv<Arch, 1>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch); \
     }                                                                                               \
-    void attend_q8_0(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                     std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) { \
-        ::ember::kernels::attend_kv<Arch, 2>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores); \
+    void attend_q8_0(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
+                     std::size_t row_bytes, float scale, float softcap, float* scratch) {           \
+        ::ember::kernels::attend_kv<Arch, 2>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch); \
     }

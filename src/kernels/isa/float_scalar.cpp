@@ -106,9 +106,10 @@ float kv_value(const std::uint8_t* row, std::int64_t i) {
     }
 }
 
+/// One row's n_q heads against its first n_pos keys.
 template <int T>
-void attend_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-               std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
+void attend_row_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                   std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
     const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
     for (std::int64_t j = 0; j < n_q; ++j) {
         const float* qj = q + j * hd;
@@ -116,7 +117,7 @@ void attend_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* r
         float max = -INFINITY;
         std::int64_t t = 0;
         for (std::int64_t r = 0; r < n_runs; ++r) {
-            for (std::int64_t u = 0; u < runs[r].n; ++u, ++t) {
+            for (std::int64_t u = 0; u < runs[r].n && t < n_pos; ++u, ++t) {
                 const std::uint8_t* kt = runs[r].k + static_cast<std::size_t>(u) * row_bytes;
                 float d = 0.0f;
                 for (std::int64_t i = 0; i < hd; ++i) d += qj[i] * kv_value<T>(kt, i);
@@ -134,7 +135,7 @@ void attend_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* r
         for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
         t = 0;
         for (std::int64_t r = 0; r < n_runs; ++r) {
-            for (std::int64_t u = 0; u < runs[r].n; ++u, ++t) {
+            for (std::int64_t u = 0; u < runs[r].n && t < n_pos; ++u, ++t) {
                 const std::uint8_t* vt = runs[r].v + static_cast<std::size_t>(u) * row_bytes;
                 for (std::int64_t i = 0; i < hd; ++i) o[i] += s[t] * kv_value<T>(vt, i);
             }
@@ -144,19 +145,28 @@ void attend_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* r
     }
 }
 
+template <int T>
+void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, std::size_t row_bytes,
+               float scale, float softcap, float* scratch) {
+    for (std::int64_t r = 0; r < qs.n_rows; ++r) {
+        attend_row_kv<T>(qs.q + r * qs.stride, qs.n_q, hd, runs, n_runs, row_bytes, qs.n_pos[r], scale, softcap,
+                         qs.out + r * qs.stride, scratch);
+    }
+}
+
 }  // namespace
 
-void attend_f32(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
-    attend_kv<0>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores);
+void attend_f32(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                std::size_t row_bytes, float scale, float softcap, float* scratch) {
+    attend_kv<0>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
 }
-void attend_f16(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
-    attend_kv<1>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores);
+void attend_f16(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                std::size_t row_bytes, float scale, float softcap, float* scratch) {
+    attend_kv<1>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
 }
-void attend_q8_0(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                 std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
-    attend_kv<2>(q, n_q, hd, runs, n_runs, row_bytes, n_pos, scale, softcap, out, scores);
+void attend_q8_0(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                 std::size_t row_bytes, float scale, float softcap, float* scratch) {
+    attend_kv<2>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
 }
 
 }  // namespace ember::kernels::scalar

@@ -200,10 +200,10 @@ TEST_CASE("attention of every ISA and KV type matches the scalar twin, over page
                             const KvRows kv(type, hd, n_pos, 5);
                             const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
                             std::vector<float> o1(static_cast<std::size_t>(n_q * hd)), o2 = o1;
-                            std::vector<float> s1(static_cast<std::size_t>(n_q * n_pos)), s2 = s1;
-                            attend(q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, scale, softcap,
+                            std::vector<float> s1(static_cast<std::size_t>(attend_scratch_floats(n_q, n_pos, hd))), s2 = s1;
+                            attend_row(attend, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, scale, softcap,
                                    o1.data(), s1.data());
-                            ref(q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, scale, softcap,
+                            attend_row(ref, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, scale, softcap,
                                 o2.data(), s2.data());
                             // Each output is a convex combination of V values (|v| <= ~5): float dots
                             // in another order and exp within a few ulps move it by ~1e-6 at most.
@@ -228,12 +228,42 @@ TEST_CASE("attention gives the same bits however the positions are split into pa
             std::vector<float> want;
             for (const std::int64_t run : {std::int64_t{45}, std::int64_t{16}, std::int64_t{7}, std::int64_t{1}}) {
                 const KvRows kv(type, hd, n_pos, run);
-                std::vector<float> out(static_cast<std::size_t>(n_q * hd)), scores(static_cast<std::size_t>(n_q * n_pos));
-                attend(q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.125f, 0.0f, out.data(),
+                std::vector<float> out(static_cast<std::size_t>(n_q * hd)), scores(static_cast<std::size_t>(attend_scratch_floats(n_q, n_pos, hd)));
+                attend_row(attend, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.125f, 0.0f, out.data(),
                        scores.data());
                 if (want.empty()) want = out;
                 REQUIRE(out == want);
             }
+        }
+    }
+}
+
+TEST_CASE("a row attended in a block gets the bits it gets alone", "[float_ops][attention][isa]") {
+    // Batch invariance across blocks: a prefill chunk's rows share each key tile, each row
+    // reading its own prefix (causal), in rows wider than their heads (stride), like the decoder.
+    using ember::KvType;
+    const std::int64_t hd = 64, n_q = 3, stride = 4 * hd;
+    const std::vector<std::int64_t> n_pos = {37, 1, 38, 16, 17, 5, 40};
+    const std::int64_t n_rows = static_cast<std::int64_t>(n_pos.size()), n_max = 40;
+    const auto q = random_floats(static_cast<std::size_t>(n_rows * stride), 31, 0.5f);
+    for (const KvType type : {KvType::f32, KvType::f16, KvType::q8_0}) {
+        const KvRows kv(type, hd, n_max, 16);
+        for (Isa isa : kernel_test::available_isas()) {
+            INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type));
+            const AttendFn attend = float_kernels(isa).attend(type);
+            std::vector<float> block(static_cast<std::size_t>(n_rows * stride), -7.0f), alone = block;
+            std::vector<float> scratch(static_cast<std::size_t>(attend_scratch_floats(n_rows * n_q, n_max, hd)));
+            attend({q.data(), block.data(), n_rows, n_q, stride, n_pos.data()}, hd, kv.runs.data(), kv.n_runs(),
+                   kv.row_bytes, 0.125f, 0.0f, scratch.data());
+            for (std::int64_t r = 0; r < n_rows; ++r) {
+                attend_row(attend, q.data() + r * stride, n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes,
+                           n_pos[static_cast<std::size_t>(r)], 0.125f, 0.0f, alone.data() + r * stride, scratch.data());
+            }
+            REQUIRE(block == alone);  // the gaps between rows' heads are left alone too
+            std::vector<float> ref(block.size(), -7.0f);
+            float_kernels(Isa::scalar).attend(type)({q.data(), ref.data(), n_rows, n_q, stride, n_pos.data()}, hd,
+                                                    kv.runs.data(), kv.n_runs(), kv.row_bytes, 0.125f, 0.0f, scratch.data());
+            for (std::size_t i = 0; i < ref.size(); ++i) REQUIRE(std::fabs(block[i] - ref[i]) <= 2e-6);
         }
     }
 }
@@ -245,8 +275,8 @@ TEST_CASE("scalar attention equals softmax attention in double precision", "[flo
         const auto q = random_floats(n_q * hd, 21);
         const KvRows kv(type, hd, n_pos, 4);
         const auto k = kv.stored(true), v = kv.stored(false);  // the values as the cache holds them
-        std::vector<float> out(n_q * hd), scores(n_q * n_pos);
-        float_kernels(Isa::scalar).attend(type)(q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.25f,
+        std::vector<float> out(n_q * hd), scores(attend_scratch_floats(n_q, n_pos, hd));
+        attend_row(float_kernels(Isa::scalar).attend(type), q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.25f,
                                                 0.0f, out.data(), scores.data());
         for (std::int64_t j = 0; j < n_q; ++j) {
             std::vector<double> p(n_pos);

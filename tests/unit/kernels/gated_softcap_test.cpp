@@ -64,7 +64,7 @@ TEST_CASE("attention with soft-capped scores equals its formula", "[kernels][sof
     std::normal_distribution<float> nd(0.0f, 3.0f);
     const std::int64_t hd = 8, n_q = 2, n_pos = 23, stride = 24;
     std::vector<float> q(static_cast<std::size_t>(n_q * hd)), k(static_cast<std::size_t>(n_pos * stride)),
-        v(k.size()), out(q.size()), scores(static_cast<std::size_t>(n_q * n_pos));
+        v(k.size()), out(q.size()), scores(static_cast<std::size_t>(ember::kernels::attend_scratch_floats(n_q, n_pos, hd)));
     for (auto* vec : {&q, &k, &v}) {
         for (float& x : *vec) x = nd(rng);
     }
@@ -74,9 +74,9 @@ TEST_CASE("attention with soft-capped scores equals its formula", "[kernels][sof
         // takes for soft-capped models on every ISA).
         const ember::kernels::KvRun run{reinterpret_cast<const std::uint8_t*>(k.data()),
                                         reinterpret_cast<const std::uint8_t*>(v.data()), n_pos};
-        ember::kernels::float_kernels(ember::kernels::Isa::scalar)
-            .attend(ember::KvType::f32)(q.data(), n_q, hd, &run, 1, stride * sizeof(float), n_pos, scale, cap,
-                                        out.data(), scores.data());
+        ember::kernels::attend_row(ember::kernels::float_kernels(ember::kernels::Isa::scalar).attend(ember::KvType::f32),
+                                   q.data(), n_q, hd, &run, 1, stride * sizeof(float), n_pos, scale, cap, out.data(),
+                                   scores.data());
         for (std::int64_t j = 0; j < n_q; ++j) {
             std::vector<double> s(static_cast<std::size_t>(n_pos));
             double max = -1e300, sum = 0;
