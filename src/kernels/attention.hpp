@@ -4,9 +4,10 @@
 // F32, F16 or Q8_0 and read in place. Per ISA and KvType through FloatKernels::attend_f32 /
 // _f16 / _q8_0.
 //
-// A block holds n_rows rows of one sequence that read from the same first position (a prefill
-// chunk; a decode step is a block of one row); row r reads the first n_pos[r] keys of the runs.
-// Each key tile is loaded once for every query of the block. Per query (row r, head j):
+// A block holds n_rows rows of one sequence (a prefill chunk; a decode step is a block of one
+// row); row r reads the n_pos[r] keys from key start[r] of the runs (start: a sliding window's
+// first position past the block's; null: every row starts at key 0). Each key tile is loaded
+// once for every query of the block. Per query (row r, head j), t over the row's keys:
 //
 //   s[t] = scale * dot(q_rj, K[t])  (t < n_pos[r], the runs' rows in order);
 //   softcap > 0 (gemma2): s[t] = tanh(s[t] * (1 / softcap)) * softcap, as llama.cpp;
@@ -38,9 +39,10 @@ struct AttendQueries {
     std::int64_t n_q;
     std::int64_t stride;        ///< floats from one row's queries (and outputs) to the next's
     const std::int64_t* n_pos;  ///< [n_rows] keys each row reads (>= 1)
+    const std::int64_t* start = nullptr;  ///< [n_rows] each row's first key (null: all 0)
 };
 
-/// Floats of scratch an attention call needs (n_pos: the most any row reads): every query's
+/// Floats of scratch an attention call needs (n_pos: the keys of the runs): every query's
 /// scores and softmax sum, and a tile of up to 16 keys or values widened to float.
 constexpr std::int64_t attend_scratch_floats(std::int64_t n_queries, std::int64_t n_pos, std::int64_t hd) noexcept {
     return n_queries * (n_pos + 1) + 16 * hd;

@@ -80,6 +80,7 @@ ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std:
                                            1, std::max<std::int64_t>(n_batch, 1));
     scores_.resize(sz(n_threads_ * kernels::attend_scratch_floats(block_rows_ * group, n_ctx, c.head_dim)));
     n_pos_.resize(sz(n_batch));
+    start_.resize(sz(n_batch));
     blocks_.resize(sz(n_batch + 1));
     hidden_.resize(sz(n_hidden_rows * c.n_embd));
     max_runs_ = n_ctx + 1;  // one run per page: at most one per position
@@ -263,23 +264,29 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
     // Soft-capped scores (gemma2) take the scalar kernel on every ISA, as llama.cpp computes them.
     const kernels::FloatKernels& fk = c_.attn_softcap > 0.0f ? kernels::float_kernels(kernels::Isa::scalar)
                                                              : kernels::float_kernels();
-    // Blocks of consecutive rows of one sequence that read from the same first position (a
-    // prefill chunk: up to block_rows of them); one task per (block, key/value head) runs the
-    // `group` query heads of each row over the runs of consecutive cache rows (one per page).
+    // Blocks of consecutive rows of one sequence (a prefill chunk: up to block_rows of them) over
+    // the positions any of them reads; row i reads its own [first, pos] of them (sliding windows
+    // start later). One task per (block, key/value head) runs the `group` query heads of each row
+    // over the runs of consecutive cache rows (one per page).
     // Threads by the keys and values read (decode at a short depth is not worth a second one).
-    std::int64_t kv_bytes = 0, n_blocks = 0, block_first = -1;
+    std::int64_t kv_bytes = 0, n_blocks = 0;
     for (std::int64_t i = 0; i < n; ++i) {
         const BatchRow& r = rows[sz(i)];
         const KvCache& cache = *caches[sz(r.seq)];
         const std::int64_t first = cache.attend_first(layer, r.pos);
         s.n_pos_[sz(i)] = r.pos - first + 1;
+        s.start_[sz(i)] = first;  // made relative to the block's first position below
         kv_bytes += 2 * static_cast<std::int64_t>(cache.pool().row_bytes()) * s.n_pos_[sz(i)];
-        if (i == 0 || r.seq != rows[sz(i - 1)].seq || first != block_first || i - s.blocks_[sz(n_blocks - 1)] == s.block_rows_) {
+        if (i == 0 || r.seq != rows[sz(i - 1)].seq || i - s.blocks_[sz(n_blocks - 1)] == s.block_rows_) {
             s.blocks_[sz(n_blocks++)] = i;
-            block_first = first;
         }
     }
     s.blocks_[sz(n_blocks)] = n;
+    for (std::int64_t b = 0; b < n_blocks; ++b) {
+        std::int64_t block_first = s.start_[sz(s.blocks_[sz(b)])];
+        for (std::int64_t i = s.blocks_[sz(b)]; i < s.blocks_[sz(b + 1)]; ++i) block_first = std::min(block_first, s.start_[sz(i)]);
+        for (std::int64_t i = s.blocks_[sz(b)]; i < s.blocks_[sz(b + 1)]; ++i) s.start_[sz(i)] -= block_first;
+    }
     const std::int64_t scratch_floats = kernels::attend_scratch_floats(s.block_rows_ * group, s.n_ctx_, hd);
     parallel_for(n_blocks * c_.n_head_kv, threads_for(kv_bytes, n_threads), 1, [&](std::int64_t begin, std::int64_t end, int worker) {
         float* scratch = &s.scores_[sz(worker * scratch_floats)];
@@ -287,12 +294,16 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
         for (std::int64_t task = begin; task < end; ++task) {
             const std::int64_t b = task / c_.n_head_kv, kvh = task % c_.n_head_kv;
             const std::int64_t i0 = s.blocks_[sz(b)], n_rows = s.blocks_[sz(b + 1)] - i0;
-            std::int64_t last = rows[sz(i0)].pos;  // the block reads positions [first, last]
-            for (std::int64_t i = i0 + 1; i < i0 + n_rows; ++i) last = std::max<std::int64_t>(last, rows[sz(i)].pos);
+            // The block reads positions [first, last]: the union of its rows' (consecutive) ones.
+            std::int64_t first = rows[sz(i0)].pos, last = first;
+            for (std::int64_t i = i0; i < i0 + n_rows; ++i) {
+                first = std::min<std::int64_t>(first, rows[sz(i)].pos - s.n_pos_[sz(i)] + 1);
+                last = std::max<std::int64_t>(last, rows[sz(i)].pos);
+            }
+            EMBER_ASSERT(last - first < s.n_ctx_);  // the scores' scratch holds n_ctx keys
             const KvCache& cache = *caches[sz(rows[sz(i0)].seq)];
             const KvPool& pool = cache.pool();
             const std::size_t head_bytes = pool.row_bytes() / sz(c_.n_head_kv);
-            const std::int64_t first = cache.attend_first(layer, rows[sz(i0)].pos);
             std::int64_t n_runs = 0;
             cache.for_each_run(layer, first, last, [&](const std::uint8_t* k, const std::uint8_t* v, std::int64_t rows_n) {
                 runs[n_runs++] = {k + kvh * head_bytes, v + kvh * head_bytes, rows_n};
@@ -300,7 +311,7 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
             EMBER_ASSERT(n_runs <= s.max_runs_);
             const std::int64_t h0 = kvh * group;
             const kernels::AttendQueries queries{&s.q_[sz(i0 * n_q + h0 * hd)], &s.xn_[sz(i0 * n_q + h0 * hd)], n_rows,
-                                                 group, n_q, &s.n_pos_[sz(i0)]};
+                                                 group, n_q, &s.n_pos_[sz(i0)], &s.start_[sz(i0)]};
             fk.attend(pool.type())(queries, hd, runs, n_runs, pool.row_bytes(), scale, c_.attn_softcap, scratch);
         }
     });

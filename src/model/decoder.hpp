@@ -68,6 +68,7 @@ private:
     std::int64_t block_rows_ = 1;  // rows of one sequence attended together (kernels/attention.hpp)
     std::vector<float> scores_;  // [n_threads][attend_scratch_floats(block_rows * group, n_ctx, head_dim)]
     std::vector<std::int64_t> n_pos_;  // [n_batch] keys each row reads in the current layer
+    std::vector<std::int64_t> start_;  // [n_batch] its first key within its block's runs
     std::vector<std::int64_t> blocks_;  // [n_batch] first row of each block in the current layer
     std::int64_t max_runs_ = 0;
     std::vector<kernels::KvRun> runs_;  // [n_threads][max_runs] the KV runs a worker attends to

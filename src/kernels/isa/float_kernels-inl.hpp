@@ -367,55 +367,71 @@ inline void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* run
     constexpr std::int64_t L = kLanes<A>;
     static_assert(L <= 16, "attend_scratch_floats holds tiles of at most 16 keys");
     const std::int64_t n_queries = qs.n_rows * qs.n_q;
-    std::int64_t n_max = 0;
-    for (std::int64_t r = 0; r < qs.n_rows; ++r) n_max = qs.n_pos[r] > n_max ? qs.n_pos[r] : n_max;
-    float* tile_buf = scratch + n_queries * n_max;
+    const auto start = [&](std::int64_t r) { return qs.start ? qs.start[r] : std::int64_t{0}; };
+    std::int64_t n_keys = 0;  // the keys any row reads; a query's scores sit at its keys' indexes
+    for (std::int64_t r = 0; r < qs.n_rows; ++r) n_keys = start(r) + qs.n_pos[r] > n_keys ? start(r) + qs.n_pos[r] : n_keys;
+    float* tile_buf = scratch + n_queries * n_keys;
+    float* inv_sum = tile_buf + L * hd;
     const std::uint8_t* k_rows[L];
     const std::uint8_t* v_rows[L];
     const float* rows[L];
-    // Scores: each key tile once for every query; a query's L scores in one horizontal sum.
+    // Lanes [lo, hi) of the tile at t0 that row r reads (hi <= lo: none).
+    const auto span = [&](std::int64_t r, std::int64_t t0, std::int64_t n, std::int64_t& lo, std::int64_t& hi) {
+        lo = start(r) > t0 ? start(r) - t0 : 0;
+        hi = start(r) + qs.n_pos[r] - t0 < n ? start(r) + qs.n_pos[r] - t0 : n;
+    };
+    // Scores: each key tile once for every query; a query's L scores in one transpose-reduce.
     KvTiles keys(runs, n_runs, row_bytes);
     for (std::int64_t t0 = 0, n; (n = keys.next(L, k_rows, v_rows)) > 0; t0 += n) {
         tile_rows<A, T>(k_rows, n, hd, tile_buf, rows);
         for (std::int64_t qi = 0; qi < n_queries; ++qi) {
-            const std::int64_t r = qi / qs.n_q, m = qs.n_pos[r] - t0 < n ? qs.n_pos[r] - t0 : n;
-            if (m <= 0) continue;
-            const float* q = qs.q + r * qs.stride + (qi % qs.n_q) * hd;
+            std::int64_t lo, hi;
+            span(qi / qs.n_q, t0, n, lo, hi);
+            if (hi <= lo) continue;
+            const float* q = qs.q + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd;
             FB<A> dots[L];
             for (std::int64_t u = 0; u < L; ++u) {
                 FB<A> acc(0.0f);
-                if (u < m) {
+                if (u >= lo && u < hi) {
                     for (std::int64_t i = 0; i < hd; i += L) acc = xsimd::fma(load_part<A>(q + i, hd - i), load_part<A>(rows[u] + i, hd - i), acc);
                 }
                 dots[u] = acc;
             }
-            store_part<A>(scratch + qi * n_max + t0, sum_each<A>(dots) * FB<A>(scale), m);
+            const FB<A> s = sum_each<A>(dots) * FB<A>(scale);
+            float* dst = scratch + qi * n_keys + t0;
+            if (lo == 0) {
+                store_part<A>(dst, s, hi);
+            } else {
+                alignas(64) float buf[L];
+                s.store_aligned(buf);
+                __builtin_memcpy(dst + lo, buf + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+            }
         }
     }
-    // Softmax, then each output summed over the keys in order, one value tile at a time.
-    float* inv_sum = tile_buf + L * hd;
+    // Softmax, then each output summed over its keys in order, one value tile at a time.
     const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
     for (std::int64_t qi = 0; qi < n_queries; ++qi) {
-        const std::int64_t n_pos = qs.n_pos[qi / qs.n_q];
-        float* s = scratch + qi * n_max;
+        const std::int64_t r = qi / qs.n_q, n_pos = qs.n_pos[r];
+        float* s = scratch + qi * n_keys + start(r);
         if (softcap > 0.0f) {
             for (std::int64_t t = 0; t < n_pos; ++t) s[t] = std::tanh(s[t] * inv_cap) * softcap;
         }
         inv_sum[qi] = 1.0f / softmax_numerator<A>(s, n_pos);
-        float* o = qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd;
+        float* o = qs.out + r * qs.stride + (qi % qs.n_q) * hd;
         for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
     }
     KvTiles values(runs, n_runs, row_bytes);
     for (std::int64_t t0 = 0, n; (n = values.next(L, k_rows, v_rows)) > 0; t0 += n) {
         tile_rows<A, T>(v_rows, n, hd, tile_buf, rows);
         for (std::int64_t qi = 0; qi < n_queries; ++qi) {
-            const std::int64_t r = qi / qs.n_q, m = qs.n_pos[r] - t0 < n ? qs.n_pos[r] - t0 : n;
-            if (m <= 0) continue;
-            const float* p = scratch + qi * n_max + t0;
-            float* o = qs.out + r * qs.stride + (qi % qs.n_q) * hd;
+            std::int64_t lo, hi;
+            span(qi / qs.n_q, t0, n, lo, hi);
+            if (hi <= lo) continue;
+            const float* p = scratch + qi * n_keys + t0;
+            float* o = qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd;
             for (std::int64_t i = 0; i < hd; i += L) {
                 FB<A> acc = load_part<A>(o + i, hd - i);
-                for (std::int64_t u = 0; u < m; ++u) acc = xsimd::fma(FB<A>(p[u]), load_part<A>(rows[u] + i, hd - i), acc);
+                for (std::int64_t u = lo; u < hi; ++u) acc = xsimd::fma(FB<A>(p[u]), load_part<A>(rows[u] + i, hd - i), acc);
                 store_part<A>(o + i, acc, hd - i);
             }
         }

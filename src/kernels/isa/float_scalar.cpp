@@ -106,18 +106,20 @@ float kv_value(const std::uint8_t* row, std::int64_t i) {
     }
 }
 
-/// One row's n_q heads against its first n_pos keys.
+/// One row's n_q heads against the n_pos keys from key `start`.
 template <int T>
 void attend_row_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                   std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap, float* out, float* scores) {
+                   std::size_t row_bytes, std::int64_t start, std::int64_t n_pos, float scale, float softcap,
+                   float* out, float* scores) {
     const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
     for (std::int64_t j = 0; j < n_q; ++j) {
         const float* qj = q + j * hd;
         float* s = scores + j * n_pos;
         float max = -INFINITY;
-        std::int64_t t = 0;
+        std::int64_t t = -start;  // the row's keys are t in [0, n_pos)
         for (std::int64_t r = 0; r < n_runs; ++r) {
             for (std::int64_t u = 0; u < runs[r].n && t < n_pos; ++u, ++t) {
+                if (t < 0) continue;
                 const std::uint8_t* kt = runs[r].k + static_cast<std::size_t>(u) * row_bytes;
                 float d = 0.0f;
                 for (std::int64_t i = 0; i < hd; ++i) d += qj[i] * kv_value<T>(kt, i);
@@ -133,9 +135,10 @@ void attend_row_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRu
         }
         float* o = out + j * hd;
         for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
-        t = 0;
+        t = -start;
         for (std::int64_t r = 0; r < n_runs; ++r) {
             for (std::int64_t u = 0; u < runs[r].n && t < n_pos; ++u, ++t) {
+                if (t < 0) continue;
                 const std::uint8_t* vt = runs[r].v + static_cast<std::size_t>(u) * row_bytes;
                 for (std::int64_t i = 0; i < hd; ++i) o[i] += s[t] * kv_value<T>(vt, i);
             }
@@ -149,8 +152,8 @@ template <int T>
 void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, std::size_t row_bytes,
                float scale, float softcap, float* scratch) {
     for (std::int64_t r = 0; r < qs.n_rows; ++r) {
-        attend_row_kv<T>(qs.q + r * qs.stride, qs.n_q, hd, runs, n_runs, row_bytes, qs.n_pos[r], scale, softcap,
-                         qs.out + r * qs.stride, scratch);
+        attend_row_kv<T>(qs.q + r * qs.stride, qs.n_q, hd, runs, n_runs, row_bytes, qs.start ? qs.start[r] : 0,
+                         qs.n_pos[r], scale, softcap, qs.out + r * qs.stride, scratch);
     }
 }
 

@@ -238,32 +238,52 @@ TEST_CASE("attention gives the same bits however the positions are split into pa
     }
 }
 
+/// The runs from key `skip` on.
+std::vector<KvRun> runs_from(const std::vector<KvRun>& runs, std::int64_t skip, std::size_t row_bytes) {
+    std::vector<KvRun> out;
+    for (const KvRun& r : runs) {
+        const std::int64_t drop = std::min(skip, r.n);
+        skip -= drop;
+        if (drop < r.n) out.push_back({r.k + drop * row_bytes, r.v + drop * row_bytes, r.n - drop});
+    }
+    return out;
+}
+
 TEST_CASE("a row attended in a block gets the bits it gets alone", "[float_ops][attention][isa]") {
     // Batch invariance across blocks: a prefill chunk's rows share each key tile, each row
-    // reading its own prefix (causal), in rows wider than their heads (stride), like the decoder.
+    // reading its own keys (causal; sliding windows start later), in rows wider than their heads
+    // (stride), like the decoder. Alone, a row gets the runs from its first key.
     using ember::KvType;
-    const std::int64_t hd = 64, n_q = 3, stride = 4 * hd;
-    const std::vector<std::int64_t> n_pos = {37, 1, 38, 16, 17, 5, 40};
-    const std::int64_t n_rows = static_cast<std::int64_t>(n_pos.size()), n_max = 40;
-    const auto q = random_floats(static_cast<std::size_t>(n_rows * stride), 31, 0.5f);
-    for (const KvType type : {KvType::f32, KvType::f16, KvType::q8_0}) {
-        const KvRows kv(type, hd, n_max, 16);
-        for (Isa isa : kernel_test::available_isas()) {
-            INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type));
-            const AttendFn attend = float_kernels(isa).attend(type);
-            std::vector<float> block(static_cast<std::size_t>(n_rows * stride), -7.0f), alone = block;
-            std::vector<float> scratch(static_cast<std::size_t>(attend_scratch_floats(n_rows * n_q, n_max, hd)));
-            attend({q.data(), block.data(), n_rows, n_q, stride, n_pos.data()}, hd, kv.runs.data(), kv.n_runs(),
-                   kv.row_bytes, 0.125f, 0.0f, scratch.data());
-            for (std::int64_t r = 0; r < n_rows; ++r) {
-                attend_row(attend, q.data() + r * stride, n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes,
-                           n_pos[static_cast<std::size_t>(r)], 0.125f, 0.0f, alone.data() + r * stride, scratch.data());
+    const std::int64_t hd = 64, n_q = 3, stride = 4 * hd, n_keys = 40;
+    for (const bool windows : {false, true}) {
+        const std::vector<std::int64_t> n_pos = {37, 1, 38, 16, 17, 5, 40};
+        const std::vector<std::int64_t> start =
+            windows ? std::vector<std::int64_t>{3, 0, 2, 20, 23, 33, 0} : std::vector<std::int64_t>(n_pos.size(), 0);
+        const std::int64_t n_rows = static_cast<std::int64_t>(n_pos.size());
+        const auto q = random_floats(static_cast<std::size_t>(n_rows * stride), 31, 0.5f);
+        for (const KvType type : {KvType::f32, KvType::f16, KvType::q8_0}) {
+            const KvRows kv(type, hd, n_keys, 16);
+            for (Isa isa : kernel_test::available_isas()) {
+                INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type) + (windows ? " windows" : ""));
+                const AttendFn attend = float_kernels(isa).attend(type);
+                std::vector<float> block(static_cast<std::size_t>(n_rows * stride), -7.0f), alone = block;
+                std::vector<float> scratch(static_cast<std::size_t>(attend_scratch_floats(n_rows * n_q, n_keys, hd)));
+                const AttendQueries queries{q.data(), block.data(), n_rows, n_q, stride, n_pos.data(), start.data()};
+                attend(queries, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, 0.125f, 0.0f, scratch.data());
+                for (std::int64_t r = 0; r < n_rows; ++r) {
+                    const std::size_t ri = static_cast<std::size_t>(r);
+                    REQUIRE(start[ri] + n_pos[ri] <= n_keys);
+                    const std::vector<KvRun> own = runs_from(kv.runs, start[ri], kv.row_bytes);
+                    attend_row(attend, q.data() + r * stride, n_q, hd, own.data(), static_cast<std::int64_t>(own.size()),
+                               kv.row_bytes, n_pos[ri], 0.125f, 0.0f, alone.data() + r * stride, scratch.data());
+                }
+                REQUIRE(block == alone);  // the gaps between rows' heads are left alone too
+                std::vector<float> ref(block.size(), -7.0f);
+                float_kernels(Isa::scalar).attend(type)({q.data(), ref.data(), n_rows, n_q, stride, n_pos.data(), start.data()},
+                                                        hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, 0.125f, 0.0f,
+                                                        scratch.data());
+                for (std::size_t i = 0; i < ref.size(); ++i) REQUIRE(std::fabs(block[i] - ref[i]) <= 2e-6);
             }
-            REQUIRE(block == alone);  // the gaps between rows' heads are left alone too
-            std::vector<float> ref(block.size(), -7.0f);
-            float_kernels(Isa::scalar).attend(type)({q.data(), ref.data(), n_rows, n_q, stride, n_pos.data()}, hd,
-                                                    kv.runs.data(), kv.n_runs(), kv.row_bytes, 0.125f, 0.0f, scratch.data());
-            for (std::size_t i = 0; i < ref.size(); ++i) REQUIRE(std::fabs(block[i] - ref[i]) <= 2e-6);
         }
     }
 }
