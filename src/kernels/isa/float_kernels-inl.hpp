@@ -361,52 +361,137 @@ inline void tile_rows(const std::uint8_t* const* rows, std::int64_t n, std::int6
     }
 }
 
-template <class A, int T>
-inline void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                      std::size_t row_bytes, float scale, float softcap, float* scratch) {
+/// Chunk i of a head: C > 0 means hd = C * lanes (whole vectors); C = 0 any hd (tail zeroed).
+template <class A, int C>
+inline FB<A> head_chunk(const float* p, std::int64_t i, std::int64_t hd) {
+    if constexpr (C > 0) {
+        return FB<A>::load_unaligned(p + i);
+    } else {
+        return load_part<A>(p + i, hd - i);
+    }
+}
+
+/// Scores of NQ queries (heads of one row) against the tile's keys [lo, hi): lanes [lo, hi) of
+/// scale * dot(q_j, K[u]) stored at dst[j] + lo. Each dot is a chain of FMAs over the head's
+/// chunks in order then one transpose-reduce: the same bits for any C and NQ.
+template <class A, int C, int NQ>
+inline void score_tile(const float* const* q, const float* const* rows, std::int64_t lo, std::int64_t hi,
+                       std::int64_t hd, float scale, float* const* dst) {
+    constexpr std::int64_t L = kLanes<A>;
+    const std::int64_t n_chunks = C > 0 ? C : (hd + L - 1) / L;
+    FB<A> qv[NQ][C > 0 ? C : 1];  // the queries' chunks, held in registers
+    if constexpr (C > 0) {
+        for (int j = 0; j < NQ; ++j) {
+            for (int c = 0; c < C; ++c) qv[j][c] = FB<A>::load_unaligned(q[j] + c * L);
+        }
+    }
+    FB<A> dots[NQ][L];
+    for (std::int64_t u = 0; u < L; ++u) {
+        FB<A> acc[NQ];
+        for (int j = 0; j < NQ; ++j) acc[j] = FB<A>(0.0f);
+        if (u >= lo && u < hi) {
+            for (std::int64_t c = 0; c < n_chunks; ++c) {
+                const FB<A> k = head_chunk<A, C>(rows[u], c * L, hd);
+                for (int j = 0; j < NQ; ++j) {
+                    if constexpr (C > 0) {
+                        acc[j] = xsimd::fma(qv[j][c], k, acc[j]);
+                    } else {
+                        acc[j] = xsimd::fma(load_part<A>(q[j] + c * L, hd - c * L), k, acc[j]);
+                    }
+                }
+            }
+        }
+        for (int j = 0; j < NQ; ++j) dots[j][u] = acc[j];
+    }
+    for (int j = 0; j < NQ; ++j) {
+        const FB<A> s = sum_each<A>(dots[j]) * FB<A>(scale);
+        if (lo == 0) {
+            store_part<A>(dst[j], s, hi);
+        } else {
+            alignas(64) float buf[L];
+            s.store_aligned(buf);
+            __builtin_memcpy(dst[j] + lo, buf + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+        }
+    }
+}
+
+/// out_j += sum over the tile's keys u in [lo, hi), in order, of p_j[u] * V[u] (NQ queries of
+/// one row): per output lane the same FMA sequence for any C and NQ.
+template <class A, int C, int NQ>
+inline void value_tile(const float* const* p, const float* const* rows, std::int64_t lo, std::int64_t hi,
+                       std::int64_t hd, float* const* out) {
+    constexpr std::int64_t L = kLanes<A>;
+    if constexpr (C > 0) {
+        FB<A> acc[NQ][C];
+        for (int j = 0; j < NQ; ++j) {
+            for (int c = 0; c < C; ++c) acc[j][c] = FB<A>::load_unaligned(out[j] + c * L);
+        }
+        for (std::int64_t u = lo; u < hi; ++u) {
+            FB<A> w[NQ];
+            for (int j = 0; j < NQ; ++j) w[j] = FB<A>(p[j][u]);
+            for (int c = 0; c < C; ++c) {
+                const FB<A> v = FB<A>::load_unaligned(rows[u] + c * L);
+                for (int j = 0; j < NQ; ++j) acc[j][c] = xsimd::fma(w[j], v, acc[j][c]);
+            }
+        }
+        for (int j = 0; j < NQ; ++j) {
+            for (int c = 0; c < C; ++c) acc[j][c].store_unaligned(out[j] + c * L);
+        }
+    } else {
+        for (int j = 0; j < NQ; ++j) {
+            for (std::int64_t i = 0; i < hd; i += L) {
+                FB<A> acc = load_part<A>(out[j] + i, hd - i);
+                for (std::int64_t u = lo; u < hi; ++u) acc = xsimd::fma(FB<A>(p[j][u]), load_part<A>(rows[u] + i, hd - i), acc);
+                store_part<A>(out[j] + i, acc, hd - i);
+            }
+        }
+    }
+}
+
+/// attend_kv for heads of C whole vectors (C = 0: any hd). Queries go in pairs of one row's heads
+/// where the pair's accumulators fit the registers; the arithmetic per query does not change.
+template <class A, int T, int C>
+inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                            std::size_t row_bytes, float scale, float softcap, float* scratch) {
     constexpr std::int64_t L = kLanes<A>;
     static_assert(L <= 16, "attend_scratch_floats holds tiles of at most 16 keys");
+    constexpr bool pairs = C > 0 && 2 * C <= (L >= 16 ? 16 : 8);
     const std::int64_t n_queries = qs.n_rows * qs.n_q;
     const auto start = [&](std::int64_t r) { return qs.start ? qs.start[r] : std::int64_t{0}; };
     std::int64_t n_keys = 0;  // the keys any row reads; a query's scores sit at its keys' indexes
     for (std::int64_t r = 0; r < qs.n_rows; ++r) n_keys = start(r) + qs.n_pos[r] > n_keys ? start(r) + qs.n_pos[r] : n_keys;
     float* tile_buf = scratch + n_queries * n_keys;
     float* inv_sum = tile_buf + L * hd;
+    const auto q_of = [&](std::int64_t qi) { return qs.q + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
+    const auto out_of = [&](std::int64_t qi) { return qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
+    // Calls fn(first query, queries (1 or 2, one row's), lo, hi) for the queries that read the
+    // tile at t0 of n keys, lanes [lo, hi) of it.
+    const auto for_queries = [&](std::int64_t t0, std::int64_t n, auto&& fn) {
+        for (std::int64_t qi = 0; qi < n_queries;) {
+            const std::int64_t r = qi / qs.n_q;
+            const std::int64_t nq = pairs && qi + 1 < (r + 1) * qs.n_q ? 2 : 1;
+            const std::int64_t lo = start(r) > t0 ? start(r) - t0 : 0;
+            const std::int64_t hi = start(r) + qs.n_pos[r] - t0 < n ? start(r) + qs.n_pos[r] - t0 : n;
+            if (hi > lo) fn(qi, nq, lo, hi);
+            qi += nq;
+        }
+    };
     const std::uint8_t* k_rows[L];
     const std::uint8_t* v_rows[L];
     const float* rows[L];
-    // Lanes [lo, hi) of the tile at t0 that row r reads (hi <= lo: none).
-    const auto span = [&](std::int64_t r, std::int64_t t0, std::int64_t n, std::int64_t& lo, std::int64_t& hi) {
-        lo = start(r) > t0 ? start(r) - t0 : 0;
-        hi = start(r) + qs.n_pos[r] - t0 < n ? start(r) + qs.n_pos[r] - t0 : n;
-    };
-    // Scores: each key tile once for every query; a query's L scores in one transpose-reduce.
+    // Scores: each key tile once for every query.
     KvTiles keys(runs, n_runs, row_bytes);
     for (std::int64_t t0 = 0, n; (n = keys.next(L, k_rows, v_rows)) > 0; t0 += n) {
         tile_rows<A, T>(k_rows, n, hd, tile_buf, rows);
-        for (std::int64_t qi = 0; qi < n_queries; ++qi) {
-            std::int64_t lo, hi;
-            span(qi / qs.n_q, t0, n, lo, hi);
-            if (hi <= lo) continue;
-            const float* q = qs.q + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd;
-            FB<A> dots[L];
-            for (std::int64_t u = 0; u < L; ++u) {
-                FB<A> acc(0.0f);
-                if (u >= lo && u < hi) {
-                    for (std::int64_t i = 0; i < hd; i += L) acc = xsimd::fma(load_part<A>(q + i, hd - i), load_part<A>(rows[u] + i, hd - i), acc);
-                }
-                dots[u] = acc;
-            }
-            const FB<A> s = sum_each<A>(dots) * FB<A>(scale);
-            float* dst = scratch + qi * n_keys + t0;
-            if (lo == 0) {
-                store_part<A>(dst, s, hi);
+        for_queries(t0, n, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
+            const float* q[2] = {q_of(qi), q_of(qi + nq - 1)};
+            float* dst[2] = {scratch + qi * n_keys + t0, scratch + (qi + nq - 1) * n_keys + t0};
+            if (nq == 2) {
+                if constexpr (pairs) score_tile<A, C, 2>(q, rows, lo, hi, hd, scale, dst);
             } else {
-                alignas(64) float buf[L];
-                s.store_aligned(buf);
-                __builtin_memcpy(dst + lo, buf + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+                score_tile<A, C, 1>(q, rows, lo, hi, hd, scale, dst);
             }
-        }
+        });
     }
     // Softmax, then each output summed over its keys in order, one value tile at a time.
     const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
@@ -417,29 +502,39 @@ inline void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* run
             for (std::int64_t t = 0; t < n_pos; ++t) s[t] = std::tanh(s[t] * inv_cap) * softcap;
         }
         inv_sum[qi] = 1.0f / softmax_numerator<A>(s, n_pos);
-        float* o = qs.out + r * qs.stride + (qi % qs.n_q) * hd;
+        float* o = out_of(qi);
         for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
     }
     KvTiles values(runs, n_runs, row_bytes);
     for (std::int64_t t0 = 0, n; (n = values.next(L, k_rows, v_rows)) > 0; t0 += n) {
         tile_rows<A, T>(v_rows, n, hd, tile_buf, rows);
-        for (std::int64_t qi = 0; qi < n_queries; ++qi) {
-            std::int64_t lo, hi;
-            span(qi / qs.n_q, t0, n, lo, hi);
-            if (hi <= lo) continue;
-            const float* p = scratch + qi * n_keys + t0;
-            float* o = qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd;
-            for (std::int64_t i = 0; i < hd; i += L) {
-                FB<A> acc = load_part<A>(o + i, hd - i);
-                for (std::int64_t u = lo; u < hi; ++u) acc = xsimd::fma(FB<A>(p[u]), load_part<A>(rows[u] + i, hd - i), acc);
-                store_part<A>(o + i, acc, hd - i);
+        for_queries(t0, n, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
+            const float* p[2] = {scratch + qi * n_keys + t0, scratch + (qi + nq - 1) * n_keys + t0};
+            float* o[2] = {out_of(qi), out_of(qi + nq - 1)};
+            if (nq == 2) {
+                if constexpr (pairs) value_tile<A, C, 2>(p, rows, lo, hi, hd, o);
+            } else {
+                value_tile<A, C, 1>(p, rows, lo, hi, hd, o);
             }
-        }
+        });
     }
     for (std::int64_t qi = 0; qi < n_queries; ++qi) {
-        float* o = qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd;
+        float* o = out_of(qi);
         const FB<A> inv(inv_sum[qi]);
         for (std::int64_t i = 0; i < hd; i += L) store_part<A>(o + i, load_part<A>(o + i, hd - i) * inv, hd - i);
+    }
+}
+
+template <class A, int T>
+inline void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                      std::size_t row_bytes, float scale, float softcap, float* scratch) {
+    constexpr std::int64_t L = kLanes<A>;
+    switch (hd % L == 0 ? hd / L : 0) {
+        case 1: return attend_kv_heads<A, T, 1>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+        case 2: return attend_kv_heads<A, T, 2>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+        case 4: return attend_kv_heads<A, T, 4>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+        case 8: return attend_kv_heads<A, T, 8>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+        default: return attend_kv_heads<A, T, 0>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
     }
 }
 

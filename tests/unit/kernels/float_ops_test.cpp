@@ -188,7 +188,7 @@ TEST_CASE("attention of every ISA and KV type matches the scalar twin, over page
         const AttendFn ref = float_kernels(Isa::scalar).attend(type);
         for (Isa isa : kernel_test::available_isas()) {
             const AttendFn attend = float_kernels(isa).attend(type);
-            for (std::int64_t hd : {8, 20, 32, 48, 64, 128}) {
+            for (std::int64_t hd : {8, 16, 20, 32, 48, 64, 128, 256}) {
                 if (type == KvType::q8_0 && hd % 32 != 0) continue;
                 for (std::int64_t n_pos : {1, 2, 5, 16, 17, 70}) {
                     for (std::int64_t n_q : {1, 3}) {
@@ -278,6 +278,16 @@ TEST_CASE("a row attended in a block gets the bits it gets alone", "[float_ops][
                                kv.row_bytes, n_pos[ri], 0.125f, 0.0f, alone.data() + r * stride, scratch.data());
                 }
                 REQUIRE(block == alone);  // the gaps between rows' heads are left alone too
+                for (std::int64_t r = 0; r < n_rows; ++r) {  // and one head at a time
+                    const std::size_t ri = static_cast<std::size_t>(r);
+                    const std::vector<KvRun> own = runs_from(kv.runs, start[ri], kv.row_bytes);
+                    for (std::int64_t j = 0; j < n_q; ++j) {
+                        attend_row(attend, q.data() + r * stride + j * hd, 1, hd, own.data(),
+                                   static_cast<std::int64_t>(own.size()), kv.row_bytes, n_pos[ri], 0.125f, 0.0f,
+                                   alone.data() + r * stride + j * hd, scratch.data());
+                    }
+                }
+                REQUIRE(block == alone);
                 std::vector<float> ref(block.size(), -7.0f);
                 float_kernels(Isa::scalar).attend(type)({q.data(), ref.data(), n_rows, n_q, stride, n_pos.data(), start.data()},
                                                         hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, 0.125f, 0.0f,
