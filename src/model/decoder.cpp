@@ -82,6 +82,7 @@ ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std:
     n_pos_.resize(sz(n_batch));
     start_.resize(sz(n_batch));
     blocks_.resize(sz(n_batch + 1));
+    block_keys_.resize(sz(2 * n_batch));
     hidden_.resize(sz(n_hidden_rows * c.n_embd));
     max_runs_ = n_ctx + 1;  // one run per page: at most one per position
     runs_.resize(sz(n_threads_ * max_runs_));
@@ -282,10 +283,16 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
         }
     }
     s.blocks_[sz(n_blocks)] = n;
-    for (std::int64_t b = 0; b < n_blocks; ++b) {
-        std::int64_t block_first = s.start_[sz(s.blocks_[sz(b)])];
-        for (std::int64_t i = s.blocks_[sz(b)]; i < s.blocks_[sz(b + 1)]; ++i) block_first = std::min(block_first, s.start_[sz(i)]);
-        for (std::int64_t i = s.blocks_[sz(b)]; i < s.blocks_[sz(b + 1)]; ++i) s.start_[sz(i)] -= block_first;
+    for (std::int64_t b = 0; b < n_blocks; ++b) {  // a block reads the union of its rows' (consecutive) positions
+        std::int64_t first = s.start_[sz(s.blocks_[sz(b)])], last = rows[sz(s.blocks_[sz(b)])].pos;
+        for (std::int64_t i = s.blocks_[sz(b)]; i < s.blocks_[sz(b + 1)]; ++i) {
+            first = std::min(first, s.start_[sz(i)]);
+            last = std::max<std::int64_t>(last, rows[sz(i)].pos);
+        }
+        for (std::int64_t i = s.blocks_[sz(b)]; i < s.blocks_[sz(b + 1)]; ++i) s.start_[sz(i)] -= first;
+        EMBER_ASSERT(last - first < s.n_ctx_);  // the scores' scratch holds n_ctx keys
+        s.block_keys_[sz(2 * b)] = first;
+        s.block_keys_[sz(2 * b + 1)] = last;
     }
     const std::int64_t scratch_floats = kernels::attend_scratch_floats(s.block_rows_ * group, s.n_ctx_, hd);
     parallel_for(n_blocks * c_.n_head_kv, threads_for(kv_bytes, n_threads), 1, [&](std::int64_t begin, std::int64_t end, int worker) {
@@ -294,13 +301,7 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
         for (std::int64_t task = begin; task < end; ++task) {
             const std::int64_t b = task / c_.n_head_kv, kvh = task % c_.n_head_kv;
             const std::int64_t i0 = s.blocks_[sz(b)], n_rows = s.blocks_[sz(b + 1)] - i0;
-            // The block reads positions [first, last]: the union of its rows' (consecutive) ones.
-            std::int64_t first = rows[sz(i0)].pos, last = first;
-            for (std::int64_t i = i0; i < i0 + n_rows; ++i) {
-                first = std::min<std::int64_t>(first, rows[sz(i)].pos - s.n_pos_[sz(i)] + 1);
-                last = std::max<std::int64_t>(last, rows[sz(i)].pos);
-            }
-            EMBER_ASSERT(last - first < s.n_ctx_);  // the scores' scratch holds n_ctx keys
+            const std::int64_t first = s.block_keys_[sz(2 * b)], last = s.block_keys_[sz(2 * b + 1)];
             const KvCache& cache = *caches[sz(rows[sz(i0)].seq)];
             const KvPool& pool = cache.pool();
             const std::size_t head_bytes = pool.row_bytes() / sz(c_.n_head_kv);

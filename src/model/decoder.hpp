@@ -70,6 +70,7 @@ private:
     std::vector<std::int64_t> n_pos_;  // [n_batch] keys each row reads in the current layer
     std::vector<std::int64_t> start_;  // [n_batch] its first key within its block's runs
     std::vector<std::int64_t> blocks_;  // [n_batch] first row of each block in the current layer
+    std::vector<std::int64_t> block_keys_;  // [n_batch][2] first and last position each block reads
     std::int64_t max_runs_ = 0;
     std::vector<kernels::KvRun> runs_;  // [n_threads][max_runs] the KV runs a worker attends to
     std::vector<float> out_rows_;  // [n_logit_rows][n_embd] rows that want logits
