@@ -19,6 +19,7 @@
 #include "model/config.hpp"
 #include "model/kv_cache.hpp"
 #include "model/weights.hpp"
+#include "runtime/zeroed_memory.hpp"
 
 namespace ember::model {
 
@@ -56,27 +57,27 @@ private:
     friend class Decoder;
     std::int64_t n_batch_ = 0, n_ctx_ = 0, n_logit_rows_ = 0, n_vocab_ = 0, n_hidden_rows_ = 0, n_embd_ = 0;
     int n_threads_ = 1;
-    std::vector<float> x_;       // [n_batch][n_embd] residual stream
-    std::vector<float> xn_;      // [n_batch][max(n_embd, n_embd_q)] normed input / attention output
-    std::vector<float> q_;       // [n_batch][max(n_embd_q, n_embd)] queries, then projections
-    std::vector<float> k_;       // [n_batch][n_embd_kv]
-    std::vector<float> v_;       // [n_batch][n_embd_kv]
-    std::vector<float> qkv_;     // [n_batch][n_embd_q + 2 n_embd_kv] fused projection (or empty)
-    std::vector<float> gate_;    // [n_batch][n_ff] (2 n_ff when gate and up are fused)
-    std::vector<float> up_;      // [n_batch][n_ff]
+    ZeroedVector<float> x_;       // [n_batch][n_embd] residual stream
+    ZeroedVector<float> xn_;      // [n_batch][max(n_embd, n_embd_q)] normed input / attention output
+    ZeroedVector<float> q_;       // [n_batch][max(n_embd_q, n_embd)] queries, then projections
+    ZeroedVector<float> k_;       // [n_batch][n_embd_kv]
+    ZeroedVector<float> v_;       // [n_batch][n_embd_kv]
+    ZeroedVector<float> qkv_;     // [n_batch][n_embd_q + 2 n_embd_kv] fused projection (or empty)
+    ZeroedVector<float> gate_;    // [n_batch][n_ff] (2 n_ff when gate and up are fused)
+    ZeroedVector<float> up_;      // [n_batch][n_ff]
     std::vector<float> rope_;    // [n_batch][2][n_rot] cos/sin per row: global, local layers
     std::int64_t block_rows_ = 1;  // rows of one sequence attended together (kernels/attention.hpp)
-    std::vector<float> scores_;  // [n_threads][attend_scratch_floats(block_rows * group, n_ctx, head_dim)]
+    ZeroedVector<float> scores_;  // [n_threads][attend_scratch_floats(block_rows * group, n_ctx, head_dim)]
     std::vector<std::int64_t> n_pos_;  // [n_batch] keys each row reads in the current layer
     std::vector<std::int64_t> start_;  // [n_batch] its first key within its block's runs
     std::vector<std::int64_t> blocks_;  // [n_batch] first row of each block in the current layer
     std::vector<std::int64_t> block_keys_;  // [n_batch][2] first and last position each block reads
     std::int64_t max_runs_ = 0;
     std::vector<kernels::KvRun> runs_;  // [n_threads][max_runs] the KV runs a worker attends to
-    std::vector<float> out_rows_;  // [n_logit_rows][n_embd] rows that want logits
-    std::vector<float> logits_;  // [n_logit_rows][n_vocab]
-    std::vector<float> hidden_;  // [n_hidden_rows][n_embd] rows that want their hidden state
-    std::vector<std::byte> matmul_;  // kernel scratch (quantized activations)
+    ZeroedVector<float> out_rows_;  // [n_logit_rows][n_embd] rows that want logits
+    ZeroedVector<float> logits_;  // [n_logit_rows][n_vocab]
+    ZeroedVector<float> hidden_;  // [n_hidden_rows][n_embd] rows that want their hidden state
+    ZeroedVector<std::byte> matmul_;  // kernel scratch (quantized activations)
 };
 
 class Decoder {

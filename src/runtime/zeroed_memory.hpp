@@ -1,0 +1,72 @@
+// Zeroed memory taken straight from the kernel, touched only where it is used: repacked weights
+// (allocate_zeroed_pages) and the forward pass's large scratch buffers (ZeroedVector).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace ember {
+
+/// `bytes` of zeroed memory, 64-byte aligned at least. Large buffers start on a 2 MiB boundary
+/// and are marked for transparent huge pages where the system has them, so filling one takes a
+/// page fault per 2 MiB instead of one per 4 KiB (on virtual machines, where faults are costly,
+/// the faults were most of a model's load time). Throws ember::Error naming `what` when the
+/// memory cannot be had.
+std::shared_ptr<std::uint8_t> allocate_zeroed_pages(std::size_t bytes, const std::string& what);
+
+namespace detail {
+void* map_zeroed(std::size_t bytes);  // nullptr when it fails
+void unmap_zeroed(void* p, std::size_t bytes) noexcept;
+constexpr std::size_t kMapThreshold = std::size_t{64} << 10;
+}  // namespace detail
+
+/// An allocator of memory that is already zero: blocks of 64 KiB and more are mapped straight
+/// from the kernel, so a vector that grows to n elements writes nothing and its pages cost
+/// nothing until used (a decode touches one row of a buffer sized for 512-row prefills).
+/// Elements must be trivial; resize() after a shrink does not zero the elements it brings back.
+template <class T>
+struct ZeroedAllocator {
+    static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>);
+    using value_type = T;
+    ZeroedAllocator() noexcept = default;
+    template <class U>
+    ZeroedAllocator(const ZeroedAllocator<U>&) noexcept {}
+
+    T* allocate(std::size_t n) {
+        if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+        const std::size_t bytes = n * sizeof(T);
+        void* p = bytes >= detail::kMapThreshold ? detail::map_zeroed(bytes) : ::operator new(bytes);
+        if (p == nullptr) throw std::bad_alloc();
+        if (bytes < detail::kMapThreshold) std::memset(p, 0, bytes);
+        return static_cast<T*>(p);
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        const std::size_t bytes = n * sizeof(T);
+        if (bytes >= detail::kMapThreshold) {
+            detail::unmap_zeroed(p, bytes);
+        } else {
+            ::operator delete(p);
+        }
+    }
+    /// Value-initialization writes nothing: the memory is zero already.
+    template <class U>
+    void construct(U*) noexcept {}
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+    template <class U>
+    bool operator==(const ZeroedAllocator<U>&) const noexcept { return true; }
+};
+
+template <class T>
+using ZeroedVector = std::vector<T, ZeroedAllocator<T>>;
+
+}  // namespace ember
