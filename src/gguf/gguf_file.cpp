@@ -566,6 +566,10 @@ void File::release(const TensorInfo& tensor) const noexcept {
     if (tensor.data != nullptr) impl_->map.release({tensor.data, static_cast<std::size_t>(tensor.n_bytes)});
 }
 
+void File::copy(const TensorInfo& tensor, std::size_t offset, std::size_t n, std::uint8_t* dst) const noexcept {
+    impl_->map.copy({tensor.data + offset, n}, dst);
+}
+
 void File::lock() const { impl_->map.lock(); }
 
 const Value* File::find(std::string_view key) const noexcept {

@@ -113,6 +113,9 @@ public:
     bool get_bool_or(std::string_view key, bool fallback) const;
     std::string_view get_string_or(std::string_view key, std::string_view fallback) const;
 
+    /// Copies bytes [offset, offset + n) of a tensor's data to dst (n within the tensor): read
+    /// from the file when it is mapped, which is faster than touching the mapped pages.
+    void copy(const TensorInfo& tensor, std::size_t offset, std::size_t n, std::uint8_t* dst) const noexcept;
     /// Drops a tensor's whole pages from memory once its bytes were copied elsewhere (repacked
     /// weights). The bytes stay readable, read again from the file if touched; a file given
     /// by from_memory or from_copy keeps them resident.

@@ -86,6 +86,7 @@ MappedFile MappedFile::open(const std::string& path, bool use_mmap) {
         void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) fail(path + ": cannot map " + std::to_string(size) + " bytes: " + errno_text(errno));
         f.data_ = static_cast<const std::uint8_t*>(p);
+        f.fd_ = guard.release();
         return f;
     }
     void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -99,12 +100,14 @@ MappedFile MappedFile::open(const std::string& path, bool use_mmap) {
     }
     ::mprotect(p, size, PROT_READ);
     f.fd_ = guard.release();
+    f.in_memory_ = true;
     return f;
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
-      fd_(std::exchange(other.fd_, -1)), locked_(std::exchange(other.locked_, false)),
+      fd_(std::exchange(other.fd_, -1)), in_memory_(std::exchange(other.in_memory_, false)),
+      locked_(std::exchange(other.locked_, false)),
       path_(std::move(other.path_)), released_(std::move(other.released_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
@@ -113,6 +116,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         data_ = std::exchange(other.data_, nullptr);
         size_ = std::exchange(other.size_, 0);
         fd_ = std::exchange(other.fd_, -1);
+        in_memory_ = std::exchange(other.in_memory_, false);
         locked_ = std::exchange(other.locked_, false);
         path_ = std::move(other.path_);
         released_ = std::move(other.released_);
@@ -128,6 +132,7 @@ void MappedFile::close() noexcept {
     data_ = nullptr;
     size_ = 0;
     fd_ = -1;
+    in_memory_ = false;
     locked_ = false;
     released_.clear();
 }
@@ -143,7 +148,7 @@ void MappedFile::release(std::span<const std::uint8_t> range) noexcept {
     const std::size_t end = (first + range.size()) / page * page;
     if (begin >= end) return;
     auto* p = const_cast<std::uint8_t*>(data_ + begin);
-    if (fd_ < 0) {
+    if (!in_memory_) {
         // A private read-only file mapping: dropping the pages loses nothing.
         if (::madvise(p, end - begin, MADV_DONTNEED) != 0) return;
     } else {
@@ -152,6 +157,25 @@ void MappedFile::release(std::span<const std::uint8_t> range) noexcept {
         if (q == MAP_FAILED) return;
     }
     released_.emplace_back(begin, end);
+}
+
+void MappedFile::copy(std::span<const std::uint8_t> range, std::uint8_t* dst) const noexcept {
+    if (range.empty()) return;
+    const bool inside = data_ != nullptr && range.data() >= data_ && range.data() + range.size() <= data_ + size_;
+    if (inside && !in_memory_ && fd_ >= 0) {
+        auto off = static_cast<std::size_t>(range.data() - data_);
+        std::size_t done = 0;
+        while (done < range.size()) {
+            const ssize_t got = ::pread(fd_, dst + done, range.size() - done, static_cast<off_t>(off + done));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) break;  // the mapping still holds the bytes: copy the rest from it
+            done += static_cast<std::size_t>(got);
+        }
+        if (done == range.size()) return;
+        std::memcpy(dst + done, range.data() + done, range.size() - done);
+        return;
+    }
+    std::memcpy(dst, range.data(), range.size());
 }
 
 void MappedFile::lock() {

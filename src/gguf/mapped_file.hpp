@@ -35,6 +35,11 @@ public:
     /// (repacked weights). Best effort: a failure leaves the pages resident.
     void release(std::span<const std::uint8_t> range) noexcept;
 
+    /// Copies `range` (part of bytes()) to dst. Bytes mapped from the file are read with pread,
+    /// which costs no page faults or page-table walks for the mapping (on a virtual machine,
+    /// reading 600 MB through 4 KiB mapped pages took 3-4x longer); others are copied.
+    void copy(std::span<const std::uint8_t> range, std::uint8_t* dst) const noexcept;
+
     /// Locks the pages that were not released into RAM (mlock). Throws ember::Error naming the
     /// path and the RLIMIT_MEMLOCK limit when the system refuses.
     void lock();
@@ -44,7 +49,8 @@ private:
 
     const std::uint8_t* data_ = nullptr;
     std::size_t size_ = 0;
-    int fd_ = -1;          // kept open when read into memory: released pages are mapped back from it
+    int fd_ = -1;             // kept open: copy() reads through it, release() maps pages back from it
+    bool in_memory_ = false;  // read into anonymous memory rather than mapped
     bool locked_ = false;
     std::string path_;
     std::vector<std::pair<std::size_t, std::size_t>> released_;  // page-aligned [begin, end) offsets

@@ -6,9 +6,11 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "kernels/dispatch.hpp"
 #include "runtime/fail.hpp"
+#include "runtime/zeroed_memory.hpp"
 #include "runtime/parallel.hpp"
 
 namespace ember::kernels {
@@ -24,24 +26,35 @@ struct WeightMatrixAccess {
         return w;
     }
 
-    // Replaces the view by a packed copy (parallel over groups; the source is read once).
-    static void pack(WeightMatrix& w, const PackedLayout& k) {
+    // Replaces the view by a packed copy (parallel over groups; the source is read once, through
+    // `file` where given, in slices of up to 256 KiB (kept in L2) into a per-task buffer).
+    static void pack(WeightMatrix& w, const PackedLayout& k, const gguf::TensorInfo& t, const gguf::File* file) {
         const std::int64_t n_groups = (w.n_rows_ + kPackRows - 1) / kPackRows;
         const std::size_t gb = k.group_bytes(w.n_cols_);
         const std::size_t total = gb * static_cast<std::size_t>(n_groups);
-        auto* buf = static_cast<std::uint8_t*>(::operator new(total, std::align_val_t{64}));
-        std::shared_ptr<const void> owned(buf, [](const void* p) {
-            ::operator delete(const_cast<void*>(p), std::align_val_t{64});
-        });
+        std::shared_ptr<std::uint8_t> owned = allocate_zeroed_pages(total, "repacking " + std::string(t.name));
+        std::uint8_t* buf = owned.get();
         const std::uint8_t* src = w.data_;
         const std::size_t rb = w.row_bytes_;
         const std::int64_t n_rows = w.n_rows_, n_cols = w.n_cols_;
+        const std::int64_t slice_groups = std::max<std::int64_t>(1, static_cast<std::int64_t>((std::size_t{256} << 10) / (rb * kPackRows)));
         parallel_for(n_groups, hardware_threads(), 1, [&](std::int64_t g0, std::int64_t g1, int) {
-            for (std::int64_t g = g0; g < g1; ++g) {
-                const std::int64_t r0 = g * kPackRows;
-                k.pack_group(src + static_cast<std::size_t>(r0) * rb, rb,
-                           std::min<std::int64_t>(kPackRows, n_rows - r0), n_cols,
-                           buf + static_cast<std::size_t>(g) * gb);
+            std::vector<std::uint8_t> slice;
+            for (std::int64_t s0 = g0; s0 < g1; s0 += slice_groups) {
+                const std::int64_t s1 = std::min(g1, s0 + slice_groups);
+                const std::int64_t r0 = s0 * kPackRows, r1 = std::min(n_rows, s1 * kPackRows);
+                const std::uint8_t* rows = src + static_cast<std::size_t>(r0) * rb;
+                if (file != nullptr) {
+                    slice.resize(static_cast<std::size_t>(r1 - r0) * rb);
+                    file->copy(t, static_cast<std::size_t>(r0) * rb, slice.size(), slice.data());
+                    rows = slice.data();
+                }
+                for (std::int64_t g = s0; g < s1; ++g) {
+                    const std::int64_t gr = g * kPackRows;
+                    k.pack_group(rows + static_cast<std::size_t>(gr - r0) * rb, rb,
+                                 std::min<std::int64_t>(kPackRows, n_rows - gr), n_cols,
+                                 buf + static_cast<std::size_t>(g) * gb);
+                }
             }
         });
         w.owned_ = std::move(owned);
@@ -82,7 +95,7 @@ static bool packing_enabled() {
     return enabled;
 }
 
-WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packing) {
+WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packing, const gguf::File* file) {
     const TypeKernels* k = type_kernels(tensor.type, Isa::scalar);
     if (k == nullptr) fail(tensor_label(tensor) + ": type not supported by matmul");
     const auto traits = tensor_type_traits(static_cast<std::uint32_t>(tensor.type));
@@ -104,7 +117,7 @@ WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packi
         const TypeKernels* active = type_kernels(tensor.type, active_isa());
         pack = active->packed != nullptr && active->prefer_packed;
     }
-    if (pack && w.n_rows() > 0) WeightMatrixAccess::pack(w, *k->packed);
+    if (pack && w.n_rows() > 0) WeightMatrixAccess::pack(w, *k->packed, tensor, file);
     return w;
 }
 

@@ -24,8 +24,10 @@ enum class Packing { automatic, never, always };
 class WeightMatrix {
 public:
     WeightMatrix() = default;
-    /// Throws ember::Error naming the tensor for a type matmul does not support.
-    static WeightMatrix prepare(const gguf::TensorInfo& tensor, Packing packing = Packing::automatic);
+    /// Throws ember::Error naming the tensor for a type matmul does not support. A repacked
+    /// copy reads its source through `file` (the tensor's file) when given: File::copy.
+    static WeightMatrix prepare(const gguf::TensorInfo& tensor, Packing packing = Packing::automatic,
+                                const gguf::File* file = nullptr);
 
     std::int64_t n_rows() const noexcept { return n_rows_; }
     std::int64_t n_cols() const noexcept { return n_cols_; }

@@ -61,7 +61,8 @@ struct PackedLayout {
     int bias_words;    ///< int32 words of bias per (block, token).
     /// Bytes of one group of 16 rows of n_cols values (a multiple of 64).
     std::size_t (*group_bytes)(std::int64_t n_cols) noexcept;
-    /// Packs n <= 16 row-major rows (src_stride bytes apart) into one group at dst.
+    /// Packs n <= 16 row-major rows (src_stride bytes apart) into one group at dst, which holds
+    /// group_bytes(n_cols) zeroed bytes (the padding rows and bytes stay zero).
     void (*pack_group)(const std::uint8_t* src, std::size_t src_stride, std::int64_t n,
                        std::int64_t n_cols, std::uint8_t* dst) noexcept;
     /// Spreads token t's activation row (act_type blocks) into the block-major arrays.

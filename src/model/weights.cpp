@@ -52,9 +52,14 @@ public:
     kernels::WeightMatrix matrix(const std::string& name, std::int64_t n_cols,
                                  std::int64_t n_rows) const {
         const gguf::TensorInfo& t = get(name, n_cols, n_rows);
-        kernels::WeightMatrix m = kernels::WeightMatrix::prepare(t);
+        kernels::WeightMatrix m = kernels::WeightMatrix::prepare(t, kernels::Packing::automatic, &file_);
         if (m.packed()) file_.release(t);
         return m;
+    }
+
+    /// A matrix that shares its bytes with another use (tied embeddings): never released.
+    kernels::WeightMatrix shared_matrix(const gguf::TensorInfo& t) const {
+        return kernels::WeightMatrix::prepare(t, kernels::Packing::automatic, &file_);
     }
 
     /// Whether the group of tensors `names` is there, as `need` allows: all or none of them
@@ -153,7 +158,7 @@ ModelWeights ModelWeights::from_gguf(const gguf::File& file, const ModelConfig& 
     if (f.group(c.arch->tensors.output, {"output.weight"})) {
         w.output = f.matrix("output.weight", c.n_embd, n_vocab);
     } else {
-        w.output = kernels::WeightMatrix::prepare(*embd);  // tied embeddings
+        w.output = f.shared_matrix(*embd);  // tied embeddings
         w.tied_output = true;
     }
     const std::int64_t n_pairs = c.n_rot() / 2;
