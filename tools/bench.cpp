@@ -48,6 +48,7 @@ struct Args {
     std::size_t bw_mib = 1024;
     bool limits = true;
     bool load = true;
+    bool mmap = true;  // --no-mmap: ModelOptions::use_mmap = false
 };
 
 struct Peak {
@@ -74,7 +75,7 @@ constexpr ember::cli::IntRange kParallelRange{1, 1024};
 
 void usage() {
     std::printf("usage: ember-bench -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-d 0] [-t 2] [-r 5]\n"
-                "                   [--parallel 1,4,16] [-o md|csv|json] [--bw-mib 1024] [--no-limits] [--no-load] [--isa]\n"
+                "                   [--parallel 1,4,16] [-o md|csv|json] [--bw-mib 1024] [--no-limits] [--no-load] [--no-mmap] [--isa]\n"
                 "  -p N        prompt processing test: one prefill of N random tokens, %s (0: skip)\n"
                 "  -n N        generation test: N single-token decodes, %s (0: skip)\n"
                 "  -d N        run both tests after N tokens already in the context, %s\n"
@@ -83,6 +84,7 @@ void usage() {
                 "              N in %s; rows ppP xN (N prompts of P tokens) and tgG xN (G\n"
                 "              steps decoding all N at once), aggregate t/s (llama-batched-bench)\n"
                 "  --no-load   skip the load row (load to first token: ms and peak RSS)\n"
+                "  --no-mmap   read the file into memory instead of mapping it (llama-bench's -mmp 0)\n"
                 "  -t N        threads, %s (default 2)\n"
                 "  -r N        repetitions, %s\n"
                 "  --bw-mib N  buffer of the bandwidth measurement in MiB, %s\n"
@@ -216,6 +218,7 @@ Result bench_load(const std::string& path, const Args& a, int context) {
         const auto t0 = Clock::now();
         ember::ModelOptions mo;
         mo.threads = a.threads;
+        mo.use_mmap = a.mmap;
         const ember::Model model = ember::Model::load(path, mo);
         ember::SessionOptions so;
         so.threads = a.threads;
@@ -245,6 +248,7 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
                                 const Limits& limits) {
     ember::ModelOptions mo;
     mo.threads = a.threads;
+    mo.use_mmap = a.mmap;
     const ember::Model model = ember::Model::load(path, mo);
     const ember::ModelInfo& info = model.info();
     std::int64_t matrix_bytes = 0, matrix_params = 0;
@@ -406,6 +410,7 @@ int run(int argc, char** argv) {
         } else if (args.is("--isa")) isa_only = true;
         else if (args.is("--no-limits")) a.limits = false;
         else if (args.is("--no-load")) a.load = false;
+        else if (args.is("--no-mmap")) a.mmap = false;
         else if (args.is("-m")) a.models.push_back(args.value());
         else if (args.is("-p")) a.n_prompt = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));
         else if (args.is("-n")) a.n_gen = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));

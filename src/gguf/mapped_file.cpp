@@ -14,6 +14,7 @@
 
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/zeroed_memory.hpp"
 
 namespace ember::gguf {
 namespace {
@@ -89,18 +90,19 @@ MappedFile MappedFile::open(const std::string& path, bool use_mmap) {
         f.fd_ = guard.release();
         return f;
     }
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
+    // Huge pages: fewer page faults to fill it and fewer page walks when decode streams it.
+    void* p = detail::map_zeroed(size, /*huge_pages=*/true);
+    if (p == nullptr) {
         fail(path + ": cannot allocate " + std::to_string(size) + " bytes to read the file into: " + errno_text(errno));
     }
     f.data_ = static_cast<const std::uint8_t*>(p);  // unmapped by f's destructor on failure below
+    f.in_memory_ = true;
     if (const int err = read_all(fd, static_cast<std::uint8_t*>(p), size); err != 0) {
         fail(path + ": cannot read " + std::to_string(size) + " bytes: " +
              (err == EIO ? std::string("input/output error or file shorter than its size") : errno_text(err)));
     }
     ::mprotect(p, size, PROT_READ);
     f.fd_ = guard.release();
-    f.in_memory_ = true;
     return f;
 }
 
@@ -127,7 +129,11 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 MappedFile::~MappedFile() { close(); }
 
 void MappedFile::close() noexcept {
-    if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+    if (data_ != nullptr && in_memory_) {
+        detail::unmap_zeroed(const_cast<std::uint8_t*>(data_), size_);
+    } else if (data_ != nullptr) {
+        ::munmap(const_cast<std::uint8_t*>(data_), size_);
+    }
     if (fd_ >= 0) ::close(fd_);
     data_ = nullptr;
     size_ = 0;

@@ -22,8 +22,12 @@ namespace ember {
 std::shared_ptr<std::uint8_t> allocate_zeroed_pages(std::size_t bytes, const std::string& what);
 
 namespace detail {
-void* map_zeroed(std::size_t bytes);  // nullptr when it fails
+/// Zeroed anonymous memory of `bytes` (nullptr when it fails, errno set), released by
+/// unmap_zeroed(p, bytes). huge_pages: 2 MiB aligned and advised for transparent huge pages.
+void* map_zeroed(std::size_t bytes, bool huge_pages = false);
 void unmap_zeroed(void* p, std::size_t bytes) noexcept;
+/// Bytes map_zeroed holds now (for memory accounting: they bypass operator new).
+std::size_t mapped_zeroed_bytes() noexcept;
 constexpr std::size_t kMapThreshold = std::size_t{64} << 10;
 }  // namespace detail
 

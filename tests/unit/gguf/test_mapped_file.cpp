@@ -63,6 +63,33 @@ TEST_CASE("MappedFile: mapped or read into memory, the same bytes", "[gguf][mapp
     CHECK_THROWS_WITH(MappedFile::open(tmp.path + ".missing", false), Catch::Contains(".missing"));
 }
 
+TEST_CASE("MappedFile: copy() gives the bytes of any range, mapped, read, or released", "[gguf][mapped]") {
+    const TempFile tmp((std::size_t{3} << 20) + 777);
+    for (const bool use_mmap : {true, false}) {
+        CAPTURE(use_mmap);
+        MappedFile f = MappedFile::open(tmp.path, use_mmap);
+        const std::size_t ranges[][2] = {{0, 1}, {4095, 2}, {12345, 1 << 20}, {0, tmp.bytes.size()},
+                                         {tmp.bytes.size() - 3, 3}, {100, 0}};
+        for (const auto& [off, n] : ranges) {
+            CAPTURE(off, n);
+            std::vector<std::uint8_t> out(n + 1, 0xA5);
+            f.copy({f.data() + off, n}, out.data());
+            CHECK(std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n), tmp.bytes.begin() + static_cast<std::ptrdiff_t>(off)));
+            CHECK(out[n] == 0xA5);  // nothing written past the range
+        }
+        f.release({f.data() + 8192, std::size_t{1} << 20});
+        std::vector<std::uint8_t> out(std::size_t{2} << 20);
+        f.copy({f.data(), out.size()}, out.data());
+        CHECK(std::equal(out.begin(), out.end(), tmp.bytes.begin()));
+    }
+    // Bytes that are not the file's own (a buffer given by the caller) are copied as they are.
+    const std::vector<std::uint8_t> other{1, 2, 3, 4};
+    const MappedFile f = MappedFile::open(tmp.path, true);
+    std::uint8_t out[4] = {};
+    f.copy({other.data(), other.size()}, out);
+    CHECK(std::equal(other.begin(), other.end(), out));
+}
+
 TEST_CASE("MappedFile: released pages leave memory, their bytes stay readable", "[gguf][mapped]") {
     const TempFile tmp(std::size_t{64} << 20);
     for (const bool use_mmap : {true, false}) {
