@@ -54,6 +54,8 @@ void dot_q45_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_
     }
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
+        constexpr std::size_t kBlockBytes = kQ5 ? sizeof(BlockQ5K) : sizeof(BlockQ4K);
+        prefetch_ahead<kBlockBytes>(static_cast<const std::uint8_t*>(vx) + static_cast<std::size_t>(i) * kBlockBytes);
         const KHead<kQ5> head(vx, i);
         const std::uint8_t* qs = head.qs;
         const __m128i sm = head.sm;
@@ -105,6 +107,7 @@ void dot_q6_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t
     const std::int64_t nb = n / kQK_K;
     for (std::int64_t i = 0; i < nb; ++i) {
         const std::uint8_t* xb = x0 + static_cast<std::size_t>(i) * sizeof(BlockQ6K);
+        prefetch_ahead<sizeof(BlockQ6K)>(xb);
         const __m256i sc16 = _mm256_cvtepi8_epi16(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(xb + offsetof(BlockQ6K, scales))));
         const __m512i scz = _mm512_zextsi256_si512(sc16);

@@ -13,6 +13,7 @@
 
 #include "kernels/isa/isa_kernels.hpp"
 #include "kernels/isa/packed_driver-inl.hpp"
+#include "kernels/isa/x86_common-inl.hpp"
 #include "kernels/packed_isa.hpp"
 #include "kernels/quant_blocks.hpp"
 
@@ -44,6 +45,7 @@ inline void half_tokens(std::int64_t nb, const std::uint8_t* wg, int half, const
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
         const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock + half * 32;
+        if (half == 0) prefetch_ahead<kBlock>(q);  // half 1 reads the same lines again
         const std::int8_t* ab8 = a + b * n_tok * kQK;
         __m256i is[T];
         if constexpr (Q4) {

@@ -12,6 +12,7 @@
 
 #include "kernels/isa/isa_kernels.hpp"
 #include "kernels/isa/packed_driver-inl.hpp"
+#include "kernels/isa/x86_common-inl.hpp"
 #include "kernels/packed_isa.hpp"
 #include "kernels/quant_blocks.hpp"
 
@@ -37,6 +38,7 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
         const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock;
+        prefetch_ahead<kBlock>(q);
         __m512i wv[8];
         if constexpr (Q4) {
             for (int m = 0; m < 4; ++m) {
@@ -112,6 +114,8 @@ inline void group_tokens_q4k(std::int64_t nsb, const std::uint8_t* wg, const std
         for (int j = 0; j < 8; ++j) {
             __m512i wv[8];
             const std::uint8_t* q = o + (j / 2) * 512;
+            if ((j & 1) == 0) prefetch_ahead<512>(q);
+            if (j == 7) prefetch_ahead<kPackQ4KBytes - 2048>(o + 2048);
             for (int c = 0; c < 8; ++c) {
                 const __m512i x = _mm512_loadu_si512(q + 64 * c);
                 wv[c] = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(x, 4) : x, low);
