@@ -35,6 +35,11 @@ add_test(NAME chat_stories_greedy_lookup
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
                  -DREFERENCE=@SHARED@/reference/stories260K-greedy.txt "-DEXTRA=--lookup;3;-t;1"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_reference.cmake)
+# The same text with the file read into (huge-page) memory and locked, as llama.cpp's flags.
+add_test(NAME chat_stories_greedy_no_mmap
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}
+                 -DREFERENCE=@SHARED@/reference/stories260K-greedy.txt "-DEXTRA=--no-mmap;--mlock;-t;1"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_chat_reference.cmake)
 # --draft, --draft-max, --lookup: bad values, a bad draft file, the acceptance rate on stderr.
 add_test(NAME chat_speculative_flags
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DCHAT=$<TARGET_FILE:ember-chat> -DMODEL=${EMBER_STORIES}

@@ -74,6 +74,10 @@ const char* usage_text() {
            "  -n, --n-predict N       tokens to generate, -1..16777216 (default -1: until end of text)\n"
            "  -c, --ctx-size N        context length, 0..1048576 (default 0: the model's, at most 4096)\n"
            "  -t, --threads N         threads, 0..1024 (default 0: all)\n"
+           "      --no-mmap           read the model into memory instead of mapping it (2 MiB pages\n"
+           "                          where the system has them: faster decode of the types that are\n"
+           "                          not repacked on some machines, at the cost of a slower load)\n"
+           "      --mlock             lock the model's weights into RAM (RLIMIT_MEMLOCK permitting)\n"
            "      --kv-type T         KV cache type: f32 (default), f16, q8_0 (q8_0 needs a head\n"
            "                          dimension that is a multiple of 32)\n"
            "      --temp T            temperature, 0..100 (default 0.8; 0 = greedy)\n"
@@ -129,6 +133,8 @@ Options parse_options(int argc, char** argv) {
         else if (args.is("-n", "--n-predict")) o.n_predict = static_cast<int>(args.int_value(kPredictRange));
         else if (args.is("-c", "--ctx-size")) o.context = static_cast<int>(args.int_value(kContextRange));
         else if (args.is("-t", "--threads")) o.threads = static_cast<int>(args.int_value(kThreadRange));
+        else if (args.is("--no-mmap")) o.use_mmap = false;
+        else if (args.is("--mlock")) o.mlock = true;
         else if (args.is("--kv-type")) o.kv_type = args.kv_type_value();
         else if (args.is("--temp")) s.temperature = static_cast<float>(args.real_value(kTempRange));
         else if (args.is("--top-k")) s.top_k = static_cast<int>(args.int_value(kTopKRange));

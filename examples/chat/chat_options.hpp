@@ -18,6 +18,8 @@ struct Options {
     bool has_prompt = false;     // -p or -f given: one turn, then exit
     int n_predict = -1;          // -1: until end of generation or a full context
     int threads = 0;
+    bool use_mmap = true;  // --no-mmap: read the file into memory
+    bool mlock = false;    // --mlock: lock the weights into RAM
     int context = 0;
     ember::KvType kv_type = ember::KvType::f32;  // --kv-type
     int keep = 0;                // --keep: tokens kept by a context shift

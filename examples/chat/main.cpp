@@ -118,6 +118,8 @@ int run(const Options& opt) {
     ProgressBar bar(!opt.quiet);
     ember::ModelOptions model_options;
     model_options.threads = opt.threads;
+    model_options.use_mmap = opt.use_mmap;
+    model_options.mlock = opt.mlock;
     model_options.on_progress = [&bar](float f) { bar.update(f); };
     const ember::Model model = ember::Model::load(opt.model, model_options);
     bar.finish();

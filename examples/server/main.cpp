@@ -97,6 +97,8 @@ int serve(const ember_server::Options& o) {
     try {
         ember::ModelOptions mo;
         mo.threads = o.threads;
+        mo.use_mmap = o.use_mmap;
+        mo.mlock = o.mlock;
         state.model = std::make_unique<ember::Model>(ember::Model::load(o.model, mo));
         ember::EngineOptions eo;
         eo.max_sequences = o.parallel;

@@ -24,6 +24,8 @@ const char* usage_text() {
            "  -c, --ctx-size N        tokens per request, prompt and answer (default: the\n"
            "                          model's, at most 4096; 0..1048576)\n"
            "  -t, --threads N         threads (default: all, 0..1024)\n"
+           "      --no-mmap           read the model into memory instead of mapping it\n"
+           "      --mlock             lock the model's weights into RAM\n"
            "      --max-tokens N      most tokens a request may ask for, and its default\n"
            "                          (default 4096, 1..1048576)\n"
            "      --timeout S         seconds a request may run before it is cancelled\n"
@@ -53,6 +55,8 @@ Options parse_options(int argc, char** argv) {
         else if (args.is("--queue")) o.queue = static_cast<int>(args.int_value(IntRange{0, 4096}));
         else if (args.is("-c", "--ctx-size")) o.context = static_cast<int>(args.int_value(ember::cli::kContextRange));
         else if (args.is("-t", "--threads")) o.threads = static_cast<int>(args.int_value(ember::cli::kThreadRange));
+        else if (args.is("--no-mmap")) o.use_mmap = false;
+        else if (args.is("--mlock")) o.mlock = true;
         else if (args.is("--max-tokens")) o.max_tokens = static_cast<int>(args.int_value(IntRange{1, 1 << 20}));
         else if (args.is("--timeout")) o.timeout = static_cast<int>(args.int_value(IntRange{1, 86400}));
         else if (args.is("--max-body")) o.max_body = args.int_value(IntRange{1024, 1LL << 30});

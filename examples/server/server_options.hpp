@@ -16,6 +16,8 @@ struct Options {
     int queue = 16;                // more requests waiting; beyond that 503 with Retry-After
     int context = 0;               // tokens per request; 0: the model's, at most 4096
     int threads = 0;
+    bool use_mmap = true;  // --no-mmap
+    bool mlock = false;    // --mlock
     int max_tokens = 4096;         // cap of a request's max_tokens (and its default)
     int timeout = 600;             // seconds a request may take before it is cancelled
     std::int64_t max_body = std::int64_t{8} << 20;  // bytes of a request body (413 beyond)

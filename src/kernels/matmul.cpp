@@ -10,8 +10,8 @@
 
 #include "kernels/dispatch.hpp"
 #include "runtime/fail.hpp"
-#include "runtime/zeroed_memory.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/zeroed_memory.hpp"
 
 namespace ember::kernels {
 
