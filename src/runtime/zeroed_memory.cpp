@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -66,6 +67,18 @@ std::size_t mapped_zeroed_bytes() noexcept { return g_mapped.load(std::memory_or
 
 std::shared_ptr<std::uint8_t> allocate_zeroed_pages(std::size_t bytes, const std::string& what) {
     if (bytes == 0) bytes = 1;
+    if constexpr (detail::kMapThreshold == SIZE_MAX) {  // AddressSanitizer: see kMapThreshold
+        if (bytes > SIZE_MAX - 2 * kHugePage) fail(what + ": cannot allocate " + std::to_string(bytes) + " bytes");
+        const std::size_t align = bytes >= kHugePage ? kHugePage : 64;
+        std::uint8_t* p = nullptr;
+        try {
+            p = static_cast<std::uint8_t*>(::operator new(bytes, std::align_val_t{align}));
+        } catch (const std::bad_alloc&) {
+            fail(what + ": cannot allocate " + format_bytes(bytes));
+        }
+        std::memset(p, 0, bytes);
+        return std::shared_ptr<std::uint8_t>(p, [align](std::uint8_t* q) { ::operator delete(q, std::align_val_t{align}); });
+    }
     void* p = detail::map_zeroed(bytes, /*huge_pages=*/true);
     if (p == nullptr) {
         const int err = errno;

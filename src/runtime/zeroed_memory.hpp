@@ -28,7 +28,19 @@ void* map_zeroed(std::size_t bytes, bool huge_pages = false);
 void unmap_zeroed(void* p, std::size_t bytes) noexcept;
 /// Bytes map_zeroed holds now (for memory accounting: they bypass operator new).
 std::size_t mapped_zeroed_bytes() noexcept;
+/// Under AddressSanitizer every block comes from operator new (then zeroed), so the sanitizer
+/// still sees accesses past a buffer's end: mapped memory is invisible to it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kMapThreshold = SIZE_MAX;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr std::size_t kMapThreshold = SIZE_MAX;
+#else
 constexpr std::size_t kMapThreshold = std::size_t{64} << 10;
+#endif
+#else
+constexpr std::size_t kMapThreshold = std::size_t{64} << 10;
+#endif
 }  // namespace detail
 
 /// An allocator of memory that is already zero: blocks of 64 KiB and more are mapped straight
