@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/fail.hpp"
+#include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/zeroed_memory.hpp"
 
@@ -29,14 +30,6 @@ struct FdGuard {
 };
 
 std::string errno_text(int err) { return std::strerror(err); }
-
-std::size_t page_size() {
-    static const std::size_t p = [] {
-        const long v = ::sysconf(_SC_PAGESIZE);
-        return v > 0 ? static_cast<std::size_t>(v) : std::size_t{4096};
-    }();
-    return p;
-}
 
 // Reads [0, size) of fd into dst on all threads, in 16 MiB slices. Returns 0 or an errno value
 // (EIO for a file that ended early).

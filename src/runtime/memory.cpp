@@ -17,11 +17,6 @@ namespace {
 
 constexpr std::uint64_t kUnknown = UINT64_MAX;
 
-std::uint64_t page_size() noexcept {
-    const long p = ::sysconf(_SC_PAGESIZE);
-    return p > 0 ? static_cast<std::uint64_t>(p) : 4096;
-}
-
 // MemAvailable from /proc/meminfo (kB), else the physical memory.
 std::uint64_t system_available() noexcept {
     std::FILE* f = std::fopen("/proc/meminfo", "r");
@@ -110,6 +105,14 @@ std::uint64_t thread_stack_bytes() noexcept {
 }
 
 }  // namespace
+
+std::size_t page_size() noexcept {
+    static const std::size_t page = [] {
+        const long p = ::sysconf(_SC_PAGESIZE);
+        return p > 0 ? static_cast<std::size_t>(p) : std::size_t{4096};
+    }();
+    return page;
+}
 
 std::uint64_t available_memory() noexcept {
     std::uint64_t vm = 0, data = 0;

@@ -3,10 +3,14 @@
 // OOM killer, or an abort inside the OpenMP runtime).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace ember {
+
+/// The system's page size in bytes (4096 when it cannot be read).
+std::size_t page_size() noexcept;
 
 /// Bytes this process can still allocate: the smallest of the memory the system has available
 /// (MemAvailable on Linux, else physical memory), the room left under a cgroup memory limit and

@@ -19,14 +19,6 @@ std::atomic<std::size_t> g_mapped{0};
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
-std::size_t page_size() noexcept {
-    static const std::size_t page = [] {
-        const long p = ::sysconf(_SC_PAGESIZE);
-        return p > 0 ? static_cast<std::size_t>(p) : std::size_t{4096};
-    }();
-    return page;
-}
-
 }  // namespace
 
 namespace detail {
