@@ -1,6 +1,12 @@
 #include "kernels/packed.hpp"
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "kernels/fp16.hpp"
 #include "kernels/kquant_blocks.hpp"
@@ -26,39 +32,73 @@ std::size_t group_bytes_q4_k(std::int64_t n_cols) noexcept {
 // group is assembled in a local buffer, row by row, and then stored whole, so the fresh
 // destination is written once, in order (writing it word by word in place ran 2x slower).
 
-// Legacy rows: quant bytes of block b, row r through `put(q, r, blk)`, fp16 scale after the blocks.
-template <class Block, std::size_t kBlockBytes, class Put>
+// Stores an assembled block into the packed copy, which is far larger than the caches and was
+// just zeroed by the kernel: streaming stores write it without first reading each line (plain
+// stores spent most of the packing time on those reads). Each pack_group call ends with a fence
+// so its stores are visible once the task that ran it is seen to finish. In 16-byte pieces, not
+// one memcpy of the local array: with the quants read in place, GCC 12 at -O3 took the packers
+// for functions without side effects and dropped their calls (the kernel tests caught it).
+template <std::size_t kBytes>
+void store_block(std::uint8_t* dst, const std::uint8_t* block) noexcept {
+    static_assert(kBytes % 16 == 0);
+#if defined(__SSE2__)
+    if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) {
+        for (std::size_t i = 0; i < kBytes; i += 16)
+            _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + i)));
+        return;
+    }
+#endif
+    for (std::size_t i = 0; i < kBytes; i += 16) std::memcpy(dst + i, block + i, 16);
+}
+
+void end_stores() noexcept {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
+// Legacy rows: quant bytes of block b, row r through `put(q, r, qs)` with qs the block's quants
+// read in place (copying the odd-sized block to the stack first made the 4-byte reads straddle
+// two stores, a store-forwarding stall per read), fp16 scale after the blocks.
+using PutRow = void (*)(std::uint8_t* q, int r, const std::uint8_t* qs) noexcept;
+
+template <class Block, std::size_t kBlockBytes, PutRow put>
 void pack_legacy(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
-                 std::uint8_t* dst, Put put) noexcept {
+                 std::uint8_t* dst) noexcept {
+    static_assert(offsetof(Block, d) == 0 && offsetof(Block, qs) == sizeof(std::uint16_t));
     const std::int64_t nb = n_cols / kQK;
     std::uint8_t* scales = dst + static_cast<std::size_t>(nb) * kBlockBytes;
     for (std::int64_t b = 0; b < nb; ++b) {
         alignas(64) std::uint8_t q[kBlockBytes] = {};
         std::uint16_t d[kPackRows] = {};
         for (std::int64_t r = 0; r < n; ++r) {
-            Block blk;
-            std::memcpy(&blk, src + static_cast<std::size_t>(r) * src_stride + b * sizeof(Block), sizeof blk);
-            std::memcpy(&d[r], &blk.d, 2);
-            put(q, static_cast<int>(r), blk);
+            const std::uint8_t* blk = src + static_cast<std::size_t>(r) * src_stride + b * sizeof(Block);
+            std::memcpy(&d[r], blk, sizeof(std::uint16_t));
+            put(q, static_cast<int>(r), blk + sizeof(std::uint16_t));
         }
-        std::memcpy(dst + static_cast<std::size_t>(b) * kBlockBytes, q, kBlockBytes);
-        std::memcpy(scales + static_cast<std::size_t>(b) * sizeof d, d, sizeof d);
+        store_block<kBlockBytes>(dst + static_cast<std::size_t>(b) * kBlockBytes, q);
+        store_block<sizeof d>(scales + static_cast<std::size_t>(b) * sizeof d, reinterpret_cast<const std::uint8_t*>(d));
     }
+    end_stores();
+}
+
+void put_q4_0(std::uint8_t* q, int r, const std::uint8_t* qs) noexcept {
+    for (int m = 0; m < 4; ++m) std::memcpy(q + m * 64 + r * 4, qs + 4 * m, 4);
+}
+
+void put_q8_0(std::uint8_t* q, int r, const std::uint8_t* qs) noexcept {
+    for (int s = 0; s < 8; ++s)
+        for (int i = 0; i < 4; ++i) q[s * 64 + r * 4 + i] = static_cast<std::uint8_t>(qs[4 * s + i] ^ 0x80);
 }
 
 void pack_q4_0(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
                std::uint8_t* dst) noexcept {
-    pack_legacy<BlockQ4_0, 4 * 64>(src, stride, n, n_cols, dst, [](std::uint8_t* q, int r, const BlockQ4_0& blk) {
-        for (int m = 0; m < 4; ++m) std::memcpy(q + m * 64 + r * 4, blk.qs + 4 * m, 4);
-    });
+    pack_legacy<BlockQ4_0, 4 * 64, put_q4_0>(src, stride, n, n_cols, dst);
 }
 
 void pack_q8_0(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
                std::uint8_t* dst) noexcept {
-    pack_legacy<BlockQ8_0, 8 * 64>(src, stride, n, n_cols, dst, [](std::uint8_t* q, int r, const BlockQ8_0& blk) {
-        for (int s = 0; s < 8; ++s)
-            for (int i = 0; i < 4; ++i) q[s * 64 + r * 4 + i] = static_cast<std::uint8_t>(blk.qs[4 * s + i] + 128);
-    });
+    pack_legacy<BlockQ8_0, 8 * 64, put_q8_0>(src, stride, n, n_cols, dst);
 }
 
 void pack_q4_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
@@ -79,8 +119,9 @@ void pack_q4_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, 
             std::memcpy(o + 2048 + 256 + r * 2, &blk.d, 2);
             std::memcpy(o + 2048 + 256 + 32 + r * 2, &blk.dmin, 2);
         }
-        std::memcpy(dst + static_cast<std::size_t>(sb) * kPackQ4KBytes, o, kPackQ4KBytes);
+        store_block<kPackQ4KBytes>(dst + static_cast<std::size_t>(sb) * kPackQ4KBytes, o);
     }
+    end_stores();
 }
 
 // Token t's Q8_0 activation row to block-major values, float scales and bias -offset * sum(q).
