@@ -31,8 +31,8 @@ struct ModelImpl {
     gguf::File file;
     ModelOptions options;
     model::ModelConfig config;
+    std::unique_ptr<tokenizer::Tokenizer> tokenizer;  // before weights: built while they load
     model::ModelWeights weights;
-    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
     model::Decoder forward;
     ModelInfo info;
     std::string chat_template;
