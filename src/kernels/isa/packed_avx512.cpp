@@ -84,10 +84,76 @@ inline __mmask16 row_mask(std::int64_t rows) {
     return rows >= kPackRows ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << rows) - 1u);
 }
 
+// Decode (one token), two row groups at a time: they share each broadcast activation chunk, and
+// the core gets two weight streams and two accumulator chains in flight. Per group the same
+// integer sums and float steps as group_tokens<Q4, 1>, so the results are identical.
+template <bool Q4>
+inline void group_pair_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
+                                 const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
+                                 __mmask16 mask1) {
+    constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
+    const std::uint8_t* wg[2] = {wg0, wg0 + group_bytes};
+    const std::uint16_t* scales[2];
+    for (int g = 0; g < 2; ++g) scales[g] = reinterpret_cast<const std::uint16_t*>(wg[g] + static_cast<std::size_t>(nb) * kBlock);
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (std::int64_t b = 0; b < nb; ++b) {
+        __m512i wv[2][8];
+        __m512 dw[2];
+        for (int g = 0; g < 2; ++g) {
+            const std::uint8_t* q = wg[g] + static_cast<std::size_t>(b) * kBlock;
+            prefetch_ahead<kBlock>(q);
+            if ((b & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(scales[g] + (b + 32) * kPackRows), _MM_HINT_T0);
+            if constexpr (Q4) {
+                for (int m = 0; m < 4; ++m) {
+                    const __m512i x = _mm512_loadu_si512(q + 64 * m);
+                    wv[g][m] = _mm512_and_si512(x, low);
+                    wv[g][m + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+                }
+            } else {
+                for (int s = 0; s < 8; ++s) wv[g][s] = _mm512_loadu_si512(q + 64 * s);
+            }
+            dw[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales[g] + b * kPackRows)));
+        }
+        const std::uint8_t* a8 = reinterpret_cast<const std::uint8_t*>(a + b * kQK);
+        __m512i is[2], part[2];
+        for (int g = 0; g < 2; ++g) {
+            is[g] = _mm512_set1_epi32(ab[b]);
+            part[g] = _mm512_setzero_si512();
+        }
+        for (int s = 0; s < 8; s += 2) {
+            const __m512i x0 = bcast4(a8 + 4 * s), x1 = bcast4(a8 + 4 * (s + 1));
+            for (int g = 0; g < 2; ++g) {
+                is[g] = _mm512_dpbusd_epi32(is[g], wv[g][s], x0);
+                part[g] = _mm512_dpbusd_epi32(part[g], wv[g][s + 1], x1);
+            }
+        }
+        const __m512 da = _mm512_set1_ps(ad[b]);
+        for (int g = 0; g < 2; ++g) {
+            is[g] = _mm512_add_epi32(is[g], part[g]);
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[g]), _mm512_mul_ps(dw[g], da), acc[g]);
+        }
+    }
+    _mm512_storeu_ps(y, acc[0]);
+    _mm512_mask_storeu_ps(y + kPackRows, mask1, acc[1]);
+}
+
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
           std::int64_t n_tok, float* y, std::int64_t ldy) {
+    if (n_tok == 1) {
+        std::int64_t g = 0;
+        for (; g + 1 < n_groups; g += 2) {
+            group_pair_one_token<Q4>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
+                                     y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows));
+        }
+        if (g < n_groups) {
+            group_tokens<Q4, 1>(nb, w + static_cast<std::size_t>(g) * group_bytes, a, ad, ab, 1, y + g * kPackRows,
+                                ldy, row_mask(n_valid_rows - g * kPackRows));
+        }
+        return;
+    }
     packed_for_each<8>(n_groups, n_valid_rows, n_tok, kTokenBlock,
                        [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
                            group_tokens<Q4, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, a + t * kQK,
