@@ -28,11 +28,13 @@ struct WeightMatrixAccess {
 
     // Replaces the view by a packed copy (parallel over groups; the source is read once, through
     // `file` where given, in slices of up to 256 KiB (kept in L2) into a per-task buffer).
-    static void pack(WeightMatrix& w, const PackedLayout& k, const gguf::TensorInfo& t, const gguf::File* file) {
+    static void pack(WeightMatrix& w, const PackedLayout& k, const gguf::TensorInfo& t, const gguf::File* file,
+                     ZeroedArena* arena) {
         const std::int64_t n_groups = (w.n_rows_ + kPackRows - 1) / kPackRows;
         const std::size_t gb = k.group_bytes(w.n_cols_);
         const std::size_t total = gb * static_cast<std::size_t>(n_groups);
-        std::shared_ptr<std::uint8_t> owned = allocate_zeroed_pages(total, "repacking " + std::string(t.name));
+        std::shared_ptr<std::uint8_t> owned = arena != nullptr ? arena->take(total) : nullptr;
+        if (!owned) owned = allocate_zeroed_pages(total, "repacking " + std::string(t.name));
         std::uint8_t* buf = owned.get();
         const std::uint8_t* src = w.data_;
         const std::size_t rb = w.row_bytes_;
@@ -95,7 +97,17 @@ static bool packing_enabled() {
     return enabled;
 }
 
-WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packing, const gguf::File* file) {
+std::size_t WeightMatrix::packed_bytes_bound(const gguf::TensorInfo& tensor) noexcept {
+    const TypeKernels* k = type_kernels(tensor.type, Isa::scalar);
+    if (k == nullptr || k->packed == nullptr || tensor.ne[0] <= 0 || tensor.n_rows() <= 0) return 0;
+    const auto n_groups = static_cast<std::size_t>((tensor.n_rows() + kPackRows - 1) / kPackRows);
+    std::size_t bytes = 0;
+    if (__builtin_mul_overflow(k->packed->group_bytes(tensor.ne[0]), n_groups, &bytes)) return 0;
+    return bytes;
+}
+
+WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packing, const gguf::File* file,
+                                   ZeroedArena* arena) {
     const TypeKernels* k = type_kernels(tensor.type, Isa::scalar);
     if (k == nullptr) fail(tensor_label(tensor) + ": type not supported by matmul");
     const auto traits = tensor_type_traits(static_cast<std::uint32_t>(tensor.type));
@@ -117,7 +129,7 @@ WeightMatrix WeightMatrix::prepare(const gguf::TensorInfo& tensor, Packing packi
         const TypeKernels* active = type_kernels(tensor.type, active_isa());
         pack = active->packed != nullptr && active->prefer_packed;
     }
-    if (pack && w.n_rows() > 0) WeightMatrixAccess::pack(w, *k->packed, tensor, file);
+    if (pack && w.n_rows() > 0) WeightMatrixAccess::pack(w, *k->packed, tensor, file, arena);
     return w;
 }
 

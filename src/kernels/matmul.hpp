@@ -11,6 +11,10 @@
 #include "gguf/gguf_file.hpp"
 #include "kernels/type_kernels.hpp"
 
+namespace ember {
+class ZeroedArena;
+}
+
 namespace ember::kernels {
 
 /// Whether WeightMatrix::prepare repacks weights into the 16-row interleaved layout
@@ -26,8 +30,12 @@ public:
     WeightMatrix() = default;
     /// Throws ember::Error naming the tensor for a type matmul does not support. A repacked
     /// copy reads its source through `file` (the tensor's file) when given: File::copy.
+    /// A repacked copy is taken from `arena` where given and it has room.
     static WeightMatrix prepare(const gguf::TensorInfo& tensor, Packing packing = Packing::automatic,
-                                const gguf::File* file = nullptr);
+                                const gguf::File* file = nullptr, ZeroedArena* arena = nullptr);
+    /// At least the bytes a repacked copy of `tensor` takes (0 when its type has no packed layout
+    /// or the size does not fit size_t): for reserving an arena.
+    static std::size_t packed_bytes_bound(const gguf::TensorInfo& tensor) noexcept;
 
     std::int64_t n_rows() const noexcept { return n_rows_; }
     std::int64_t n_cols() const noexcept { return n_cols_; }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "runtime/fail.hpp"
+#include "runtime/zeroed_memory.hpp"
 
 namespace ember::model {
 namespace {
@@ -20,7 +21,10 @@ std::string shape_string(const gguf::TensorInfo& t) {
 
 class TensorFinder {
 public:
-    TensorFinder(const gguf::File& file, const ModelConfig& c) : file_(file), c_(c) {}
+    TensorFinder(const gguf::File& file, const ModelConfig& c) : file_(file), c_(c), arena_(packed_bound(file)) {}
+
+    /// Returns the arena's unused reservation once every matrix is loaded.
+    void finish() { arena_.finish(); }
 
     const gguf::TensorInfo* find(const std::string& name) const { return file_.find_tensor(name); }
 
@@ -52,14 +56,14 @@ public:
     kernels::WeightMatrix matrix(const std::string& name, std::int64_t n_cols,
                                  std::int64_t n_rows) const {
         const gguf::TensorInfo& t = get(name, n_cols, n_rows);
-        kernels::WeightMatrix m = kernels::WeightMatrix::prepare(t, kernels::Packing::automatic, &file_);
+        kernels::WeightMatrix m = kernels::WeightMatrix::prepare(t, kernels::Packing::automatic, &file_, &arena_);
         if (m.packed()) file_.release(t);
         return m;
     }
 
     /// A matrix that shares its bytes with another use (tied embeddings): never released.
     kernels::WeightMatrix shared_matrix(const gguf::TensorInfo& t) const {
-        return kernels::WeightMatrix::prepare(t, kernels::Packing::automatic, &file_);
+        return kernels::WeightMatrix::prepare(t, kernels::Packing::automatic, &file_, &arena_);
     }
 
     /// Whether the group of tensors `names` is there, as `need` allows: all or none of them
@@ -79,8 +83,20 @@ public:
     }
 
 private:
+    /// Room for a repacked copy of every matrix-shaped tensor of the file (reserved, not touched).
+    static std::size_t packed_bound(const gguf::File& file) noexcept {
+        std::size_t total = 0;
+        for (const auto& t : file.tensors()) {
+            if (t.ne[2] != 1 || t.ne[3] != 1) continue;
+            const std::size_t b = kernels::WeightMatrix::packed_bytes_bound(t);
+            total = b > SIZE_MAX - total - 64 ? SIZE_MAX : total + (b + 63) / 64 * 64;
+        }
+        return total;
+    }
+
     const gguf::File& file_;
     const ModelConfig& c_;
+    mutable ZeroedArena arena_;  // the repacked copies, in load order
 };
 
 LayerWeights load_layer(const TensorFinder& f, const ModelConfig& c, std::int64_t il) {
@@ -132,7 +148,7 @@ std::span<const float> ModelWeights::rope_factors(std::int64_t n_ctx, const Mode
 
 ModelWeights ModelWeights::from_gguf(const gguf::File& file, const ModelConfig& c,
                                      const std::function<void(float)>& progress) {
-    const TensorFinder f(file, c);
+    TensorFinder f(file, c);
     ModelWeights w;
     const gguf::TensorInfo* embd = f.find("token_embd.weight");
     if (!embd) fail(file.name() + ": tensor 'token_embd.weight' is missing");
@@ -181,6 +197,7 @@ ModelWeights ModelWeights::from_gguf(const gguf::File& file, const ModelConfig& 
             }
         }
     }
+    f.finish();
     if (progress) progress(1.0f);
     return w;
 }

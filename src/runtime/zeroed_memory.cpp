@@ -1,5 +1,6 @@
 #include "runtime/zeroed_memory.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -78,6 +79,45 @@ std::shared_ptr<std::uint8_t> allocate_zeroed_pages(std::size_t bytes, const std
     }
     return std::shared_ptr<std::uint8_t>(static_cast<std::uint8_t*>(p),
                                          [bytes](std::uint8_t* q) { detail::unmap_zeroed(q, bytes); });
+}
+
+struct ZeroedArena::Mapping {
+    std::uint8_t* p = nullptr;
+    std::size_t size = 0;
+    ~Mapping() { detail::unmap_zeroed(p, size); }
+};
+
+ZeroedArena::ZeroedArena(std::size_t capacity) noexcept {
+    if constexpr (detail::kMapThreshold == SIZE_MAX) return;  // AddressSanitizer: see above
+    if (capacity == 0 || capacity > SIZE_MAX / 2) return;
+    capacity = round_up(capacity, page_size());
+    void* p = detail::map_zeroed(capacity, /*huge_pages=*/true);
+    if (p == nullptr) return;
+    try {
+        mapping_ = std::make_shared<Mapping>();
+    } catch (const std::bad_alloc&) {
+        detail::unmap_zeroed(p, capacity);
+        return;
+    }
+    mapping_->p = static_cast<std::uint8_t*>(p);
+    mapping_->size = capacity;
+}
+
+std::shared_ptr<std::uint8_t> ZeroedArena::take(std::size_t bytes) noexcept {
+    if (!mapping_ || bytes > mapping_->size - used_) return nullptr;
+    std::uint8_t* p = mapping_->p + used_;
+    used_ += std::min(round_up(bytes, 64), mapping_->size - used_);
+    return std::shared_ptr<std::uint8_t>(mapping_, p);  // shares the mapping's ownership
+}
+
+void ZeroedArena::finish() noexcept {
+    if (!mapping_) return;
+    const std::size_t keep = round_up(used_, page_size());
+    if (keep > 0 && keep < mapping_->size) {
+        detail::unmap_zeroed(mapping_->p + keep, mapping_->size - keep);
+        mapping_->size = keep;
+    }
+    mapping_.reset();  // the pieces handed out keep the rest mapped (none: it is unmapped now)
 }
 
 }  // namespace ember

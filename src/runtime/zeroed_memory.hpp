@@ -21,6 +21,28 @@ namespace ember {
 /// memory cannot be had.
 std::shared_ptr<std::uint8_t> allocate_zeroed_pages(std::size_t bytes, const std::string& what);
 
+/// Zeroed huge-page memory handed out in order, for the repacked weights of one model: one
+/// mapping rather than one per tensor, so all of it but the last 2 MiB can be huge pages (a
+/// mapping per tensor left each one's last partial 2 MiB in 4 KiB pages, each costly to fault
+/// in on a virtual machine). The capacity is only reserved: pages are touched as they are used,
+/// and finish() returns the unused tail. Under AddressSanitizer it hands out nothing (callers
+/// fall back on allocate_zeroed_pages, which the sanitizer sees).
+class ZeroedArena {
+public:
+    /// Reserves `capacity` bytes; best effort: when they cannot be had, take() returns null.
+    explicit ZeroedArena(std::size_t capacity) noexcept;
+    /// The next `bytes` (64-byte aligned), kept mapped while the returned owner or any other
+    /// lives; null when they do not fit.
+    std::shared_ptr<std::uint8_t> take(std::size_t bytes) noexcept;
+    /// Unmaps the part never handed out; takes nothing more.
+    void finish() noexcept;
+
+private:
+    struct Mapping;
+    std::shared_ptr<Mapping> mapping_;
+    std::size_t used_ = 0;
+};
+
 namespace detail {
 /// Zeroed anonymous memory of `bytes` (nullptr when it fails, errno set), released by
 /// unmap_zeroed(p, bytes). huge_pages: 2 MiB aligned and advised for transparent huge pages.

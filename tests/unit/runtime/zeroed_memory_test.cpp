@@ -64,3 +64,37 @@ TEST_CASE("ZeroedVector: grows to zeros, keeps its elements, small and large ali
         CHECK_THROWS_AS(v.resize(SIZE_MAX / 8), std::exception);  // too large: an exception, not a crash
     }
 }
+
+TEST_CASE("ZeroedArena: zeroed pieces in order, null when full, the unused tail returned", "[memory]") {
+    const std::size_t mib = std::size_t{1} << 20;
+    const std::size_t before = ember::detail::mapped_zeroed_bytes();
+    std::shared_ptr<std::uint8_t> a, b;
+    {
+        ember::ZeroedArena arena(64 * mib);
+        a = arena.take(3 * mib + 5);
+        if (ember::detail::kMapThreshold == SIZE_MAX) {  // AddressSanitizer: callers allocate alone
+            CHECK(a == nullptr);
+            return;
+        }
+        REQUIRE(a != nullptr);
+        b = arena.take(1000);
+        REQUIRE(b != nullptr);
+        CHECK(reinterpret_cast<std::uintptr_t>(a.get()) % (2 * mib) == 0);  // huge-page aligned start
+        CHECK(b.get() == a.get() + (3 * mib + 64));                          // next 64-byte boundary
+        CHECK(all_zero(a.get(), 3 * mib + 5));
+        CHECK(all_zero(b.get(), 1000));
+        a.get()[3 * mib + 4] = 1;
+        b.get()[999] = 2;
+        CHECK(arena.take(61 * mib) == nullptr);  // does not fit what is left
+        CHECK(ember::detail::mapped_zeroed_bytes() - before >= 64 * mib);
+        arena.finish();
+        CHECK(ember::detail::mapped_zeroed_bytes() - before < 4 * mib);  // the tail went back
+        CHECK(arena.take(1) == nullptr);
+    }
+    CHECK(b.get()[999] == 2);  // the pieces outlive the arena object
+    a.reset();
+    b.reset();
+    CHECK(ember::detail::mapped_zeroed_bytes() == before);
+    ember::ZeroedArena none(0);
+    CHECK(none.take(1) == nullptr);
+}
