@@ -89,7 +89,8 @@ private:
         for (const auto& t : file.tensors()) {
             if (t.ne[2] != 1 || t.ne[3] != 1) continue;
             const std::size_t b = kernels::WeightMatrix::packed_bytes_bound(t);
-            total = b > SIZE_MAX - total - 64 ? SIZE_MAX : total + (b + 63) / 64 * 64;
+            if (b > SIZE_MAX - 64 || total > SIZE_MAX - 64 - b) return SIZE_MAX;  // no arena then
+            total += (b + 63) / 64 * 64;
         }
         return total;
     }
