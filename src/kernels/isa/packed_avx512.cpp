@@ -27,28 +27,35 @@ inline __m512i bcast4(const std::uint8_t* p) {
     return _mm512_set1_epi32(v);
 }
 
+/// One block of a group as 8 registers of unsigned weight bytes (lane r = row r, 4 values per
+/// chunk): Q4_0's 4 chunks split into low and high nibbles, Q8_0's 8 chunks as they are.
+template <bool Q4>
+inline void load_block(const std::uint8_t* q, __m512i* wv) {
+    if constexpr (Q4) {
+        const __m512i low = _mm512_set1_epi8(0x0f);
+        for (int m = 0; m < 4; ++m) {
+            const __m512i x = _mm512_loadu_si512(q + 64 * m);
+            wv[m] = _mm512_and_si512(x, low);
+            wv[m + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+        }
+    } else {
+        for (int s = 0; s < 8; ++s) wv[s] = _mm512_loadu_si512(q + 64 * s);
+    }
+}
+
 template <bool Q4, int T>
 inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int8_t* a,
                          const float* ad, const std::int32_t* ab, std::int64_t n_tok, float* y,
                          std::int64_t ldy, __mmask16 mask) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
     const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
-    const __m512i low = _mm512_set1_epi8(0x0f);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
         const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock;
         prefetch_ahead<kBlock>(q);
         __m512i wv[8];
-        if constexpr (Q4) {
-            for (int m = 0; m < 4; ++m) {
-                const __m512i x = _mm512_loadu_si512(q + 64 * m);
-                wv[m] = _mm512_and_si512(x, low);
-                wv[m + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
-            }
-        } else {
-            for (int s = 0; s < 8; ++s) wv[s] = _mm512_loadu_si512(q + 64 * s);
-        }
+        load_block<Q4>(q, wv);
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + b * kPackRows)));
         // C chains of 8 / C vpdpbusd per token: a lone token (decode) would otherwise wait on one
         // chain of 8 dependent vpdpbusd per block; integer sums, so any split is exact.
@@ -95,7 +102,6 @@ inline void group_pair_one_token(std::int64_t nb, const std::uint8_t* wg0, std::
     const std::uint8_t* wg[2] = {wg0, wg0 + group_bytes};
     const std::uint16_t* scales[2];
     for (int g = 0; g < 2; ++g) scales[g] = reinterpret_cast<const std::uint16_t*>(wg[g] + static_cast<std::size_t>(nb) * kBlock);
-    const __m512i low = _mm512_set1_epi8(0x0f);
     __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
     for (std::int64_t b = 0; b < nb; ++b) {
         __m512i wv[2][8];
@@ -104,15 +110,7 @@ inline void group_pair_one_token(std::int64_t nb, const std::uint8_t* wg0, std::
             const std::uint8_t* q = wg[g] + static_cast<std::size_t>(b) * kBlock;
             prefetch_ahead<kBlock>(q);
             if ((b & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(scales[g] + (b + 32) * kPackRows), _MM_HINT_T0);
-            if constexpr (Q4) {
-                for (int m = 0; m < 4; ++m) {
-                    const __m512i x = _mm512_loadu_si512(q + 64 * m);
-                    wv[g][m] = _mm512_and_si512(x, low);
-                    wv[g][m + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
-                }
-            } else {
-                for (int s = 0; s < 8; ++s) wv[g][s] = _mm512_loadu_si512(q + 64 * s);
-            }
+            load_block<Q4>(q, wv[g]);
             dw[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales[g] + b * kPackRows)));
         }
         const std::uint8_t* a8 = reinterpret_cast<const std::uint8_t*>(a + b * kQK);
