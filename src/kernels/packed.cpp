@@ -32,10 +32,10 @@ std::size_t group_bytes_q4_k(std::int64_t n_cols) noexcept {
 // group is assembled in a local buffer, row by row, and then stored whole, so the fresh
 // destination is written once, in order (writing it word by word in place ran 2x slower).
 
-// Stores an assembled block into the packed copy, which is far larger than the caches and was
-// just zeroed by the kernel: streaming stores write it without first reading each line (plain
-// stores spent most of the packing time on those reads). Each pack_group call ends with a fence
-// so its stores are visible once the task that ran it is seen to finish. In 16-byte pieces, not
+// Stores an assembled block into the packed copy, which is far larger than the caches: streaming
+// stores write it without first reading each line (on the reference VM no faster than plain
+// stores, whose time there went to faulting the fresh pages in). Each pack_group call ends with
+// a fence so its stores are visible once the task that ran it is seen to finish. In 16-byte pieces, not
 // one memcpy of the local array: with the quants read in place, GCC 12 at -O3 took the packers
 // for functions without side effects and dropped their calls (the kernel tests caught it).
 template <std::size_t kBytes>
