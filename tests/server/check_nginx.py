@@ -95,6 +95,17 @@ def served(srv):
                                             m, re.M))
 
 
+def served_by(replicas, total):
+    """Completions each replica has counted, once they add up to total: a replica counts a request
+    just after writing its answer, so a count read right after a response may lag by one."""
+    deadline = time.time() + TIMEOUT
+    while True:
+        counts = [served(r) for r in replicas]
+        if sum(counts) >= total or time.time() > deadline:
+            return counts
+        time.sleep(0.02)
+
+
 def main():
     replicas = [Server("-t", "1", "-c", "256", "--parallel", "4", "--alias", "stories") for _ in range(2)]
     nginx = None
@@ -106,10 +117,10 @@ def main():
 
         body = {"prompt": "Once upon a time", "max_tokens": 24, "temperature": 0}
         expected = replicas[0].ok("/v1/completions", body)["choices"][0]["text"]
-        before = [served(r) for r in replicas]
+        before = served_by(replicas, 1)
         for _ in range(8):
             assert lb.ok("/v1/completions", body)["choices"][0]["text"] == expected
-        spread = [served(r) - b for r, b in zip(replicas, before)]
+        spread = [a - b for a, b in zip(served_by(replicas, sum(before) + 8), before)]
         assert sum(spread) == 8 and min(spread) >= 2, f"requests per replica: {spread}"
         print(f"8 requests through nginx, answered by the replicas {spread[0]:.0f} and {spread[1]:.0f}")
 
