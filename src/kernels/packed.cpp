@@ -15,22 +15,14 @@
 namespace ember::kernels {
 namespace {
 
-template <class Block>
-std::size_t legacy_group_bytes(std::int64_t n_cols, std::size_t block_bytes) noexcept {
-    const auto nb = static_cast<std::size_t>(n_cols / kQK);
-    const std::size_t bytes = nb * (block_bytes + kPackRows * sizeof(std::uint16_t));
-    return (bytes + 63) / 64 * 64;
-}
-
-std::size_t group_bytes_q4_0(std::int64_t n_cols) noexcept { return legacy_group_bytes<BlockQ4_0>(n_cols, 4 * 64); }
-std::size_t group_bytes_q8_0(std::int64_t n_cols) noexcept { return legacy_group_bytes<BlockQ8_0>(n_cols, 8 * 64); }
 std::size_t group_bytes_q4_k(std::int64_t n_cols) noexcept {
     return static_cast<std::size_t>(n_cols / kQK_K) * kPackQ4KBytes;
 }
 
-// The packed layouts interleave 16 rows in 4-byte words: each block (or super-block) of the
-// group is assembled in a local buffer, row by row, and then stored whole, so the fresh
-// destination is written once, in order (writing it word by word in place ran 2x slower).
+// The packed layouts interleave 16 rows in 4-byte words. Each block (or super-block) of the
+// group is assembled whole before it is stored, so the fresh destination is written once, in
+// order (writing it word by word in place ran 2x slower): on x86 in SSE registers (quant words,
+// scales of the legacy types), elsewhere and for the Q4_K scales in a local buffer, row by row.
 
 // Stores an assembled block into the packed copy, which is far larger than the caches: streaming
 // stores write it without first reading each line (on the reference VM no faster than plain
@@ -57,69 +49,156 @@ void end_stores() noexcept {
 #endif
 }
 
-// Legacy rows: quant bytes of block b, row r through `put(q, r, qs)` with qs the block's quants
-// read in place (copying the odd-sized block to the stack first made the 4-byte reads straddle
-// two stores, a store-forwarding stall per read), fp16 scale after the blocks.
-using PutRow = void (*)(std::uint8_t* q, int r, const std::uint8_t* qs) noexcept;
-
-template <class Block, std::size_t kBlockBytes, PutRow put>
-void pack_legacy(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
-                 std::uint8_t* dst) noexcept {
-    static_assert(offsetof(Block, d) == 0 && offsetof(Block, qs) == sizeof(std::uint16_t));
-    const std::int64_t nb = n_cols / kQK;
-    std::uint8_t* scales = dst + static_cast<std::size_t>(nb) * kBlockBytes;
-    for (std::int64_t b = 0; b < nb; ++b) {
-        alignas(64) std::uint8_t q[kBlockBytes] = {};
-        std::uint16_t d[kPackRows] = {};
-        for (std::int64_t r = 0; r < n; ++r) {
-            const std::uint8_t* blk = src + static_cast<std::size_t>(r) * src_stride + b * sizeof(Block);
-            std::memcpy(&d[r], blk, sizeof(std::uint16_t));
-            put(q, static_cast<int>(r), blk + sizeof(std::uint16_t));
+#if defined(__SSE2__)
+// Streams the first kWords 4-byte words of the group's 16 rows transposed: word w of row r to
+// out + 64 * w + 4 * r, XORed with flip; a null row gives zeros. Assembled in registers (4x4
+// transposes of 16-byte chunks): a local block written 4 bytes at a time and read back 16 at a
+// time stalls on store forwarding at every read, which took most of the packing time. Four lines
+// are completed before the next four are started, so the streaming stores fill whole lines in
+// the few write-combining buffers a core has.
+template <int kWords>
+void stream_word_columns(const std::uint8_t* const rows[kPackRows], __m128i flip, std::uint8_t* out) noexcept {
+    const auto stream = [](std::uint8_t* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); };
+    for (int c = 0; c < kWords / 4; ++c) {
+        std::uint8_t* line = out + static_cast<std::size_t>(c) * 256;
+        for (int r4 = 0; r4 < kPackRows / 4; ++r4) {
+            __m128i x[4];
+            for (int j = 0; j < 4; ++j) {
+                const std::uint8_t* row = rows[4 * r4 + j];
+                x[j] = row != nullptr ? _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * c)), flip)
+                                      : _mm_setzero_si128();
+            }
+            const __m128i t0 = _mm_unpacklo_epi32(x[0], x[1]), t1 = _mm_unpacklo_epi32(x[2], x[3]);
+            const __m128i t2 = _mm_unpackhi_epi32(x[0], x[1]), t3 = _mm_unpackhi_epi32(x[2], x[3]);
+            stream(line + 16 * r4, _mm_unpacklo_epi64(t0, t1));
+            stream(line + 64 + 16 * r4, _mm_unpackhi_epi64(t0, t1));
+            stream(line + 128 + 16 * r4, _mm_unpacklo_epi64(t2, t3));
+            stream(line + 192 + 16 * r4, _mm_unpackhi_epi64(t2, t3));
         }
-        store_block<kBlockBytes>(dst + static_cast<std::size_t>(b) * kBlockBytes, q);
-        store_block<sizeof d>(scales + static_cast<std::size_t>(b) * sizeof d, reinterpret_cast<const std::uint8_t*>(d));
     }
-    end_stores();
 }
+#endif
 
-void put_q4_0(std::uint8_t* q, int r, const std::uint8_t* qs) noexcept {
-    for (int m = 0; m < 4; ++m) std::memcpy(q + m * 64 + r * 4, qs + 4 * m, 4);
-}
+// Legacy rows (Q4_0, Q8_0): line w of a packed block (64 bytes) holds quant word w (4 bytes) of
+// the 16 rows in order, each byte XORed with kFlip (Q8_0's int8 quants become offset-binary);
+// absent rows of a partial group stay zero. The rows' fp16 scales follow the blocks.
+template <class Block, std::uint8_t kFlip>
+struct LegacyPacker {
+    static_assert(offsetof(Block, d) == 0 && offsetof(Block, qs) == sizeof(std::uint16_t));
+    static constexpr int kWords = static_cast<int>(sizeof(Block::qs) / 4);  // quant words per row
+    static constexpr std::size_t kBlockBytes = static_cast<std::size_t>(kWords) * 64;
 
-void put_q8_0(std::uint8_t* q, int r, const std::uint8_t* qs) noexcept {
-    for (int s = 0; s < 8; ++s)
-        for (int i = 0; i < 4; ++i) q[s * 64 + r * 4 + i] = static_cast<std::uint8_t>(qs[4 * s + i] ^ 0x80);
-}
+    static std::size_t group_bytes(std::int64_t n_cols) noexcept {
+        const auto nb = static_cast<std::size_t>(n_cols / kQK);
+        const std::size_t bytes = nb * (kBlockBytes + kPackRows * sizeof(std::uint16_t));
+        return (bytes + 63) / 64 * 64;
+    }
 
-void pack_q4_0(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
-               std::uint8_t* dst) noexcept {
-    pack_legacy<BlockQ4_0, 4 * 64, put_q4_0>(src, stride, n, n_cols, dst);
-}
+    static void pack(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
+                     std::uint8_t* dst) noexcept {
+#if defined(__SSE2__)
+        if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) return pack_sse(src, stride, n, n_cols, dst);
+#endif
+        const std::int64_t nb = n_cols / kQK;
+        std::uint8_t* scales = dst + static_cast<std::size_t>(nb) * kBlockBytes;
+        for (std::int64_t b = 0; b < nb; ++b) {
+            alignas(64) std::uint8_t q[kBlockBytes] = {};
+            std::uint16_t d[kPackRows] = {};
+            // Quants read in place: copying the odd-sized block to the stack first made the 4-byte
+            // reads straddle two stores, a store-forwarding stall per read.
+            for (std::int64_t r = 0; r < n; ++r) {
+                const std::uint8_t* blk = src + static_cast<std::size_t>(r) * stride + b * sizeof(Block);
+                std::memcpy(&d[r], blk, sizeof(std::uint16_t));
+                for (int w = 0; w < kWords; ++w) {
+                    std::uint32_t word;
+                    std::memcpy(&word, blk + sizeof(std::uint16_t) + 4 * w, 4);
+                    word ^= kFlip * 0x01010101u;
+                    std::memcpy(q + w * 64 + r * 4, &word, 4);
+                }
+            }
+            store_block<kBlockBytes>(dst + static_cast<std::size_t>(b) * kBlockBytes, q);
+            store_block<sizeof d>(scales + static_cast<std::size_t>(b) * sizeof d, reinterpret_cast<const std::uint8_t*>(d));
+        }
+        end_stores();
+    }
 
-void pack_q8_0(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
-               std::uint8_t* dst) noexcept {
-    pack_legacy<BlockQ8_0, 8 * 64, put_q8_0>(src, stride, n, n_cols, dst);
-}
+#if defined(__SSE2__)
+    // The same layout assembled in registers and streamed out (stream_word_columns).
+    static void pack_sse(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
+                         std::uint8_t* dst) noexcept {
+        const std::int64_t nb = n_cols / kQK;
+        std::uint8_t* scales = dst + static_cast<std::size_t>(nb) * kBlockBytes;
+        const __m128i flip = _mm_set1_epi8(static_cast<char>(kFlip));
+        for (std::int64_t b = 0; b < nb; ++b) {
+            const std::uint8_t* blocks = src + static_cast<std::size_t>(b) * sizeof(Block);
+            const auto block = [&](std::int64_t r) { return r < n ? blocks + static_cast<std::size_t>(r) * stride : nullptr; };
+            std::uint8_t* out = dst + static_cast<std::size_t>(b) * kBlockBytes;
+            const std::uint8_t* rows[kPackRows];
+            for (int r = 0; r < kPackRows; ++r) rows[r] = r < n ? block(r) + sizeof(std::uint16_t) : nullptr;
+            stream_word_columns<kWords>(rows, flip, out);
+            std::uint16_t d[kPackRows];
+            for (int r = 0; r < kPackRows; ++r) {
+                d[r] = 0;
+                if (r < n) std::memcpy(&d[r], block(r), sizeof(std::uint16_t));
+            }
+            for (int h = 0; h < 2; ++h) {
+                const std::uint16_t* e = d + 8 * h;
+                _mm_stream_si128(reinterpret_cast<__m128i*>(scales + static_cast<std::size_t>(b) * 32 + 16 * h),
+                                 _mm_set_epi16(e[7], e[6], e[5], e[4], e[3], e[2], e[1], e[0]));
+            }
+        }
+        end_stores();
+    }
+#endif
+};
 
+using PackerQ4_0 = LegacyPacker<BlockQ4_0, 0x00>;
+using PackerQ8_0 = LegacyPacker<BlockQ8_0, 0x80>;
+
+// Q4_K: the 128 quant bytes of a row are 32 words, word w to line w of the super-block's
+// 2048-byte quant part; then 8 scale bytes and 8 min bytes per row, and the two fp16 scales.
 void pack_q4_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
                std::uint8_t* dst) noexcept {
+    constexpr std::size_t kHeader = offsetof(BlockQ4K, qs);
+    constexpr std::size_t kQuantBytes = 2048;
+#if defined(__SSE2__)
+    const bool in_registers = reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
+#else
+    const bool in_registers = false;
+#endif
     for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
-        alignas(64) std::uint8_t o[kPackQ4KBytes] = {};
+        const std::uint8_t* blocks = src + static_cast<std::size_t>(sb) * sizeof(BlockQ4K);
+        std::uint8_t* out = dst + static_cast<std::size_t>(sb) * kPackQ4KBytes;
+        alignas(64) std::uint8_t o[kPackQ4KBytes];  // assembled here: all of it, or the part after the quants
+        const std::size_t from = in_registers ? kQuantBytes : 0;
+        std::memset(o + from, 0, sizeof o - from);
         for (std::int64_t r = 0; r < n; ++r) {
-            BlockQ4K blk;
-            std::memcpy(&blk, src + static_cast<std::size_t>(r) * src_stride + sb * sizeof(BlockQ4K), sizeof blk);
-            for (int kk = 0; kk < 4; ++kk)
-                for (int c = 0; c < 8; ++c) std::memcpy(o + kk * 512 + c * 64 + r * 4, blk.qs + 32 * kk + 4 * c, 4);
+            const std::uint8_t* blk = blocks + static_cast<std::size_t>(r) * src_stride;
+            BlockQ4K head;  // d, dmin, scales; the quants are read in place
+            std::memcpy(&head, blk, kHeader);
+            if (!in_registers) {
+                for (int w = 0; w < 32; ++w) std::memcpy(o + w * 64 + r * 4, blk + kHeader + 4 * w, 4);
+            }
             for (int j = 0; j < 8; ++j) {
                 std::uint8_t sc, m;
-                kq_scale_min_k4(j, blk.scales, &sc, &m);
-                o[2048 + j * 16 + r] = sc;
-                o[2048 + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
+                kq_scale_min_k4(j, head.scales, &sc, &m);
+                o[kQuantBytes + j * 16 + r] = sc;
+                o[kQuantBytes + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
             }
-            std::memcpy(o + 2048 + 256 + r * 2, &blk.d, 2);
-            std::memcpy(o + 2048 + 256 + 32 + r * 2, &blk.dmin, 2);
+            std::memcpy(o + kQuantBytes + 256 + r * 2, &head.d, 2);
+            std::memcpy(o + kQuantBytes + 256 + 32 + r * 2, &head.dmin, 2);
         }
-        store_block<kPackQ4KBytes>(dst + static_cast<std::size_t>(sb) * kPackQ4KBytes, o);
+#if defined(__SSE2__)
+        if (in_registers) {
+            const std::uint8_t* rows[kPackRows];
+            for (int r = 0; r < kPackRows; ++r)
+                rows[r] = r < n ? blocks + static_cast<std::size_t>(r) * src_stride + kHeader : nullptr;
+            stream_word_columns<32>(rows, _mm_setzero_si128(), out);
+            store_block<kPackQ4KBytes - kQuantBytes>(out + kQuantBytes, o + kQuantBytes);
+            continue;
+        }
+#endif
+        store_block<kPackQ4KBytes>(out, o);
     }
     end_stores();
 }
@@ -159,8 +238,8 @@ void prepare_q8_k(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, s
 
 }  // namespace
 
-const PackedLayout kPackedQ4_0{kQK, 1, group_bytes_q4_0, pack_q4_0, prepare_q8_0<8>};
-const PackedLayout kPackedQ8_0{kQK, 1, group_bytes_q8_0, pack_q8_0, prepare_q8_0<128>};
+const PackedLayout kPackedQ4_0{kQK, 1, PackerQ4_0::group_bytes, PackerQ4_0::pack, prepare_q8_0<8>};
+const PackedLayout kPackedQ8_0{kQK, 1, PackerQ8_0::group_bytes, PackerQ8_0::pack, prepare_q8_0<128>};
 const PackedLayout kPackedQ4_K{kQK_K, 4, group_bytes_q4_k, pack_q4_k, prepare_q8_k};
 
 }  // namespace ember::kernels

@@ -3,6 +3,7 @@
 // quantizers give the scalar bytes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -11,6 +12,7 @@
 #include "kernel_test_util.hpp"
 #include "kernels/kquant.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/packed.hpp"
 #include "kernels/quants.hpp"
 
 using namespace ember;
@@ -125,6 +127,32 @@ TEST_CASE("packed Q8_0 with the extreme weight -128 and activations at +-127: ev
             std::vector<float> y(want.size());
             matmul(packed, x.data(), n_tok, y.data(), n_rows, scratch, 1, isa);
             REQUIRE(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+        }
+    }
+}
+
+TEST_CASE("packers: the register path (16-byte aligned destination) writes the portable path's bytes",
+          "[packed][pack]") {
+    // pack_group assembles blocks in SIMD registers where the destination allows 16-byte streaming
+    // stores, and in a local buffer otherwise (and on other CPUs): both must give the same layout.
+    const std::vector<std::pair<TensorType, const PackedLayout*>> layouts = {
+        {TensorType::Q4_0, &kPackedQ4_0}, {TensorType::Q8_0, &kPackedQ8_0}, {TensorType::Q4_K, &kPackedQ4_K}};
+    for (const auto& [t, layout] : layouts) {
+        const std::int64_t n = t == TensorType::Q4_K ? 768 : 160;
+        const Weights wt = make_weights(t, 16, n, 5);
+        const std::size_t stride = wt.info.n_bytes / 16;
+        const std::size_t bytes = layout->group_bytes(n);
+        for (std::int64_t rows : {1, 3, 4, 15, 16}) {
+            std::vector<std::uint8_t> buf(2 * bytes + 128, 0xee);
+            std::uint8_t* aligned = buf.data() + (64 - reinterpret_cast<std::uintptr_t>(buf.data()) % 64);
+            std::uint8_t* unaligned = aligned + bytes + 4;
+            std::fill(aligned, aligned + bytes, 0);  // the packers write blocks, not the padding
+            std::fill(unaligned, unaligned + bytes, 0);
+            layout->pack_group(wt.info.data, stride, rows, n, aligned);
+            layout->pack_group(wt.info.data, stride, rows, n, unaligned);
+            INFO(tensor_type_name(t) << ", " << rows << " rows");
+            REQUIRE(std::memcmp(aligned, unaligned, bytes) == 0);
+            CHECK(std::count(aligned, aligned + bytes, 0) < static_cast<std::ptrdiff_t>(bytes));
         }
     }
 }
