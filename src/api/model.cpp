@@ -60,6 +60,9 @@ model::ModelWeights load_weights_and_tokenizer(const gguf::File& file, const mod
     }
     model::ModelWeights weights = model::ModelWeights::from_gguf(file, config, options.on_progress);
     tokenizer = pending.get();
+    // use_mmap = false: what is still read from the file (tensors not repacked, the vocabulary)
+    // moves into memory of its own now, after the tokenizer's thread stopped reading it.
+    file.read_into_memory();
     return weights;
 }
 

@@ -572,6 +572,8 @@ void File::copy(const TensorInfo& tensor, std::size_t offset, std::size_t n, std
 
 void File::lock() const { impl_->map.lock(); }
 
+void File::read_into_memory() const { impl_->map.read_into_memory(); }
+
 const Value* File::find(std::string_view key) const noexcept {
     const KeyValue* kv = impl_->find_kv(key);
     return kv ? &kv->value : nullptr;

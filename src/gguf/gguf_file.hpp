@@ -81,7 +81,8 @@ struct TensorInfo {
 
 class File {
 public:
-    /// Maps (or with `use_mmap` false, reads) and validates a file. Throws ember::Error naming
+    /// Maps and validates a file; with `use_mmap` false its bytes are read into memory by
+    /// read_into_memory() (see MappedFile). Throws ember::Error naming
     /// the path, key/tensor and offset.
     static File open(const std::string& path, bool use_mmap = true);
     /// Validates bytes owned by the caller (zero-copy: they must outlive the File).
@@ -123,6 +124,9 @@ public:
     /// Locks the file's bytes that were not released into RAM (see MappedFile::lock); nothing
     /// for a file given by from_memory or from_copy.
     void lock() const;
+    /// Opened with `use_mmap` false: reads the bytes not released into the process's own memory
+    /// (MappedFile::read_into_memory); nothing otherwise. Not while other threads read the file.
+    void read_into_memory() const;
 
     const std::vector<TensorInfo>& tensors() const noexcept;
     const TensorInfo* find_tensor(std::string_view name) const noexcept;  ///< nullptr when absent.

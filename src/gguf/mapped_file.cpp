@@ -15,7 +15,6 @@
 #include "runtime/fail.hpp"
 #include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
-#include "runtime/zeroed_memory.hpp"
 
 namespace ember::gguf {
 namespace {
@@ -31,18 +30,18 @@ struct FdGuard {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// Reads [0, size) of fd into dst on all threads, in 16 MiB slices. Returns 0 or an errno value
-// (EIO for a file that ended early).
-int read_all(int fd, std::uint8_t* dst, std::size_t size) {
+// Reads bytes [begin, end) of fd to base + begin on all threads, in 16 MiB slices. Returns 0 or an
+// errno value (EIO for a file that ended early).
+int read_range(int fd, std::uint8_t* base, std::size_t begin, std::size_t end) {
     constexpr std::size_t kSlice = std::size_t{16} << 20;
-    const auto n_slices = static_cast<std::int64_t>((size + kSlice - 1) / kSlice);
+    const auto n_slices = static_cast<std::int64_t>((end - begin + kSlice - 1) / kSlice);
     std::atomic<int> error{0};
     parallel_for(n_slices, hardware_threads(), 1, [&](std::int64_t s0, std::int64_t s1, int) {
         for (std::int64_t s = s0; s < s1 && error.load(std::memory_order_relaxed) == 0; ++s) {
-            std::size_t off = static_cast<std::size_t>(s) * kSlice;
-            const std::size_t end = std::min(size, off + kSlice);
-            while (off < end) {
-                const ssize_t got = ::pread(fd, dst + off, end - off, static_cast<off_t>(off));
+            std::size_t off = begin + static_cast<std::size_t>(s) * kSlice;
+            const std::size_t stop = std::min(end, off + kSlice);
+            while (off < stop) {
+                const ssize_t got = ::pread(fd, base + off, stop - off, static_cast<off_t>(off));
                 if (got < 0 && errno == EINTR) continue;
                 if (got <= 0) {
                     error.store(got < 0 ? errno : EIO, std::memory_order_relaxed);
@@ -53,6 +52,30 @@ int read_all(int fd, std::uint8_t* dst, std::size_t size) {
         }
     });
     return error.load();
+}
+
+// Maps fd's `size` bytes read-only at a 2 MiB-aligned address (so that memory later put in place
+// of the mapping can take huge pages). Returns nullptr with errno set on failure.
+std::uint8_t* map_file_aligned(int fd, std::size_t size) {
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    const std::size_t length = (size + page_size() - 1) / page_size() * page_size();
+    if (length > SIZE_MAX - kHuge) {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    void* raw = ::mmap(nullptr, length + kHuge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return nullptr;
+    auto* base = static_cast<std::uint8_t*>(raw);
+    auto* start = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(base) + kHuge - 1) / kHuge * kHuge);
+    if (::mmap(start, length, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        const int err = errno;
+        ::munmap(raw, length + kHuge);
+        errno = err;
+        return nullptr;
+    }
+    if (start > base) ::munmap(base, static_cast<std::size_t>(start - base));
+    if (start + length < base + length + kHuge) ::munmap(start + length, static_cast<std::size_t>(base + kHuge - start));
+    return start;
 }
 
 }  // namespace
@@ -76,32 +99,49 @@ MappedFile MappedFile::open(const std::string& path, bool use_mmap) {
     MappedFile f;
     f.path_ = path;
     f.size_ = size;
-    if (use_mmap) {
-        void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) fail(path + ": cannot map " + std::to_string(size) + " bytes: " + errno_text(errno));
-        f.data_ = static_cast<const std::uint8_t*>(p);
-        f.fd_ = guard.release();
-        return f;
-    }
-    // Huge pages: fewer page faults to fill it and fewer page walks when decode streams it.
-    void* p = detail::map_zeroed(size, /*huge_pages=*/true);
-    if (p == nullptr) {
-        fail(path + ": cannot allocate " + std::to_string(size) + " bytes to read the file into: " + errno_text(errno));
-    }
-    f.data_ = static_cast<const std::uint8_t*>(p);  // unmapped by f's destructor on failure below
-    f.in_memory_ = true;
-    if (const int err = read_all(fd, static_cast<std::uint8_t*>(p), size); err != 0) {
-        fail(path + ": cannot read " + std::to_string(size) + " bytes: " +
-             (err == EIO ? std::string("input/output error or file shorter than its size") : errno_text(err)));
-    }
-    ::mprotect(p, size, PROT_READ);
+    std::uint8_t* p = map_file_aligned(fd, size);
+    if (p == nullptr) fail(path + ": cannot map " + std::to_string(size) + " bytes: " + errno_text(errno));
+    f.data_ = p;
     f.fd_ = guard.release();
+    f.read_pending_ = !use_mmap;
     return f;
+}
+
+void MappedFile::read_into_memory() {
+    if (!read_pending_) return;
+    read_pending_ = false;
+    // The pages not released, in order: [at, begin) before each released range, then the tail.
+    std::sort(released_.begin(), released_.end());
+    std::vector<std::pair<std::size_t, std::size_t>> keep;
+    std::size_t at = 0;
+    for (const auto& [b, e] : released_) {
+        if (b > at) keep.emplace_back(at, b);
+        at = std::max(at, e);
+    }
+    if (at < size_) keep.emplace_back(at, size_);
+    const std::size_t page = page_size();
+    auto* base = const_cast<std::uint8_t*>(data_);
+    for (const auto& [b, e] : keep) {
+        const std::size_t length = (e - b + page - 1) / page * page;
+        // Fresh memory in place of the mapped pages (2 MiB pages where the range allows), filled
+        // from the file, then made read-only like the mapping it replaces.
+        if (::mmap(base + b, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+            fail(path_ + ": cannot allocate " + std::to_string(length) + " bytes to read the file into: " + errno_text(errno));
+        }
+        ::madvise(base + b, length, MADV_HUGEPAGE);  // advice only
+        if (const int err = read_range(fd_, base, b, e); err != 0) {
+            fail(path_ + ": cannot read " + std::to_string(e - b) + " bytes at offset " + std::to_string(b) + ": " +
+                 (err == EIO ? std::string("input/output error or file shorter than its size") : errno_text(err)));
+        }
+        ::mprotect(base + b, length, PROT_READ);
+    }
+    in_memory_ = true;
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
       fd_(std::exchange(other.fd_, -1)), in_memory_(std::exchange(other.in_memory_, false)),
+      read_pending_(std::exchange(other.read_pending_, false)),
       locked_(std::exchange(other.locked_, false)),
       path_(std::move(other.path_)), released_(std::move(other.released_)) {}
 
@@ -112,6 +152,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         size_ = std::exchange(other.size_, 0);
         fd_ = std::exchange(other.fd_, -1);
         in_memory_ = std::exchange(other.in_memory_, false);
+        read_pending_ = std::exchange(other.read_pending_, false);
         locked_ = std::exchange(other.locked_, false);
         path_ = std::move(other.path_);
         released_ = std::move(other.released_);
@@ -122,16 +163,13 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 MappedFile::~MappedFile() { close(); }
 
 void MappedFile::close() noexcept {
-    if (data_ != nullptr && in_memory_) {
-        detail::unmap_zeroed(const_cast<std::uint8_t*>(data_), size_);
-    } else if (data_ != nullptr) {
-        ::munmap(const_cast<std::uint8_t*>(data_), size_);
-    }
+    if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);  // the mapping and what replaced parts of it
     if (fd_ >= 0) ::close(fd_);
     data_ = nullptr;
     size_ = 0;
     fd_ = -1;
     in_memory_ = false;
+    read_pending_ = false;
     locked_ = false;
     released_.clear();
 }

@@ -1,9 +1,11 @@
-// MappedFile: read into memory (use_mmap = false) gives the mapped bytes; released pages leave
+// MappedFile: read into memory (use_mmap = false) gives the mapped bytes and survives changes
+// to the file; released pages leave
 // this process's memory while their bytes stay readable; lock() locks or names the limit.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +112,33 @@ TEST_CASE("MappedFile: released pages leave memory, their bytes stay readable", 
         f.release({f.data(), std::size_t{0}});
         f.release({tmp.bytes.data(), tmp.bytes.size()});
     }
+}
+
+TEST_CASE("MappedFile: read_into_memory() keeps the bytes not released, whatever the file does next",
+          "[gguf][mapped]") {
+    // 5 MiB and a bit: memory of 2 MiB and 4 KiB pages, and a partial last page.
+    const TempFile tmp((std::size_t{5} << 20) + 1234);
+    MappedFile f = MappedFile::open(tmp.path, /*use_mmap=*/false);
+    const std::size_t first = (std::size_t{1} << 20) + 100, n = std::size_t{1} << 20;
+    f.release({f.data() + first, n});  // read from the file while mapped: stays mapped
+    f.read_into_memory();
+    f.read_into_memory();  // a second call does nothing
+    const std::uint8_t* released = f.data() + first + 4096;
+    const std::uint8_t want_released = *released;
+    // The file is overwritten in place and then shrinks to nothing: the bytes read into memory
+    // stay as they were (through the mapping they would change, then fault with SIGBUS).
+    {
+        std::vector<std::uint8_t> other(tmp.bytes.size(), 0x5a);
+        std::fstream(tmp.path, std::ios::binary | std::ios::in | std::ios::out)
+            .write(reinterpret_cast<const char*>(other.data()), static_cast<std::streamsize>(other.size()));
+    }
+    CHECK(*released == 0x5a);  // the released range is still the mapping: it sees the new bytes
+    CHECK(want_released == tmp.bytes[first + 4096]);
+    std::filesystem::resize_file(tmp.path, 0);
+    CHECK(std::equal(tmp.bytes.begin(), tmp.bytes.begin() + static_cast<std::ptrdiff_t>(first), f.data()));
+    const std::size_t tail = first + n + 4096;
+    CHECK(std::equal(tmp.bytes.begin() + static_cast<std::ptrdiff_t>(tail), tmp.bytes.end(), f.data() + tail));
+    CHECK(f.data()[f.size() - 1] == tmp.bytes.back());
 }
 
 TEST_CASE("MappedFile: lock() locks what was not released, or names RLIMIT_MEMLOCK", "[gguf][mapped]") {
