@@ -42,8 +42,8 @@ public:
     void copy(std::span<const std::uint8_t> range, std::uint8_t* dst) const noexcept;
 
     /// Opened with `use_mmap` false: replaces the mapped pages not released so far by memory of
-    /// its own (2 MiB pages where possible) holding the same bytes, read on all threads, so the
-    /// file may change afterwards. Does nothing otherwise or when called again. Must not run
+    /// its own (2 MiB pages where possible) holding the same bytes, read on all threads: those
+    /// no longer change with the file. Does nothing otherwise or when called again. Must not run
     /// while other threads read bytes(). Throws ember::Error naming the path when memory cannot
     /// be had or the file cannot be read.
     void read_into_memory();
