@@ -141,6 +141,13 @@ TEST_CASE("MappedFile: read_into_memory() keeps the bytes not released, whatever
     CHECK(f.data()[f.size() - 1] == tmp.bytes.back());
 }
 
+TEST_CASE("MappedFile: read_into_memory() of a file that shrank since it was opened names it", "[gguf][mapped]") {
+    const TempFile tmp(std::size_t{3} << 20);
+    MappedFile f = MappedFile::open(tmp.path, /*use_mmap=*/false);
+    std::filesystem::resize_file(tmp.path, std::size_t{1} << 20);
+    CHECK_THROWS_WITH(f.read_into_memory(), Catch::Contains(tmp.path) && Catch::Contains("shorter than its size"));
+}
+
 TEST_CASE("MappedFile: lock() locks what was not released, or names RLIMIT_MEMLOCK", "[gguf][mapped]") {
     const TempFile tmp(std::size_t{4} << 20);
     MappedFile f = MappedFile::open(tmp.path);
