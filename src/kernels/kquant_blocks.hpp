@@ -103,18 +103,22 @@ static inline void kq_scale_min_k4(int j, const std::uint8_t* q, std::uint8_t* s
     }
 }
 
-/// All 8 scales (out[0..7]) and 8 mins (out[8..15]) at once, with word operations.
-static inline void kq_unpack_scales_k4(const std::uint8_t* q, std::uint8_t* out) {
+/// All 8 scales and 8 mins at once, with word operations, as four little-endian words: bytes
+/// 0..7 of w are the scales, 8..15 the mins.
+static inline void kq_unpack_scale_words_k4(const std::uint8_t* q, std::uint32_t out[4]) {
     std::uint32_t w[3];
     std::memcpy(w, q, 12);
-    const std::uint32_t sc_lo = w[0] & 0x3F3F3F3Fu;
-    const std::uint32_t m_lo = w[1] & 0x3F3F3F3Fu;
-    const std::uint32_t sc_hi = (w[2] & 0x0F0F0F0Fu) | (((w[0] >> 6) & 0x03030303u) << 4);
-    const std::uint32_t m_hi = ((w[2] >> 4) & 0x0F0F0F0Fu) | (((w[1] >> 6) & 0x03030303u) << 4);
-    std::memcpy(out + 0, &sc_lo, 4);
-    std::memcpy(out + 4, &sc_hi, 4);
-    std::memcpy(out + 8, &m_lo, 4);
-    std::memcpy(out + 12, &m_hi, 4);
+    out[0] = w[0] & 0x3F3F3F3Fu;
+    out[1] = (w[2] & 0x0F0F0F0Fu) | (((w[0] >> 6) & 0x03030303u) << 4);
+    out[2] = w[1] & 0x3F3F3F3Fu;
+    out[3] = ((w[2] >> 4) & 0x0F0F0F0Fu) | (((w[1] >> 6) & 0x03030303u) << 4);
+}
+
+/// All 8 scales (out[0..7]) and 8 mins (out[8..15]) at once.
+static inline void kq_unpack_scales_k4(const std::uint8_t* q, std::uint8_t* out) {
+    std::uint32_t w[4];
+    kq_unpack_scale_words_k4(q, w);
+    std::memcpy(out, w, 16);
 }
 
 }  // namespace ember::kernels

@@ -21,8 +21,8 @@ std::size_t group_bytes_q4_k(std::int64_t n_cols) noexcept {
 
 // The packed layouts interleave 16 rows in 4-byte words. Each block (or super-block) of the
 // group is assembled whole before it is stored, so the fresh destination is written once, in
-// order (writing it word by word in place ran 2x slower): on x86 in SSE registers (quant words,
-// scales of the legacy types), elsewhere and for the Q4_K scales in a local buffer, row by row.
+// order (writing it word by word in place ran 2x slower): on x86 in SSE registers, elsewhere
+// (or into a destination not 16-byte aligned) in a local buffer, row by row.
 
 // Stores an assembled block into the packed copy, which is far larger than the caches: streaming
 // stores write it without first reading each line (on the reference VM no faster than plain
@@ -156,49 +156,103 @@ using PackerQ4_0 = LegacyPacker<BlockQ4_0, 0x00>;
 using PackerQ8_0 = LegacyPacker<BlockQ8_0, 0x80>;
 
 // Q4_K: the 128 quant bytes of a row are 32 words, word w to line w of the super-block's
-// 2048-byte quant part; then 8 scale bytes and 8 min bytes per row, and the two fp16 scales.
-void pack_q4_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
-               std::uint8_t* dst) noexcept {
-    constexpr std::size_t kHeader = offsetof(BlockQ4K, qs);
-    constexpr std::size_t kQuantBytes = 2048;
+// 2048-byte quant part; then the scales [8 j][16 r] (bytes), the mins [4 p][16 r] (byte pairs
+// 2p, 2p+1) and the fp16 d and dmin of the 16 rows. Absent rows stay zero.
+constexpr std::size_t kQ4KQuantBytes = 2048;
+
 #if defined(__SSE2__)
-    const bool in_registers = reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
-#else
-    const bool in_registers = false;
-#endif
+// The same in registers: the quants through stream_word_columns, each row's 16 scale and min
+// bytes transposed with unpacks (an 8x8 transpose of byte pairs for the scales, of 16-bit words
+// for the mins).
+void pack_q4_k_sse(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+                   std::uint8_t* dst) noexcept {
+    constexpr std::size_t kHeader = offsetof(BlockQ4K, qs);
+    const auto stream = [](std::uint8_t* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); };
+    // lines[k] = word k of x[0..7] (an 8x8 transpose of 16-bit words).
+    const auto transpose_words = [](const __m128i* x, __m128i* lines) {
+        __m128i b[8], c[8];
+        for (int i = 0; i < 4; ++i) {
+            b[2 * i] = _mm_unpacklo_epi16(x[2 * i], x[2 * i + 1]);
+            b[2 * i + 1] = _mm_unpackhi_epi16(x[2 * i], x[2 * i + 1]);
+        }
+        for (int h = 0; h < 2; ++h) {  // h = 0: words 0-3, 1: words 4-7
+            c[4 * h + 0] = _mm_unpacklo_epi32(b[h], b[2 + h]);
+            c[4 * h + 1] = _mm_unpackhi_epi32(b[h], b[2 + h]);
+            c[4 * h + 2] = _mm_unpacklo_epi32(b[4 + h], b[6 + h]);
+            c[4 * h + 3] = _mm_unpackhi_epi32(b[4 + h], b[6 + h]);
+        }
+        for (int h = 0; h < 2; ++h) {
+            lines[4 * h + 0] = _mm_unpacklo_epi64(c[4 * h], c[4 * h + 2]);
+            lines[4 * h + 1] = _mm_unpackhi_epi64(c[4 * h], c[4 * h + 2]);
+            lines[4 * h + 2] = _mm_unpacklo_epi64(c[4 * h + 1], c[4 * h + 3]);
+            lines[4 * h + 3] = _mm_unpackhi_epi64(c[4 * h + 1], c[4 * h + 3]);
+        }
+    };
     for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
         const std::uint8_t* blocks = src + static_cast<std::size_t>(sb) * sizeof(BlockQ4K);
         std::uint8_t* out = dst + static_cast<std::size_t>(sb) * kPackQ4KBytes;
-        alignas(64) std::uint8_t o[kPackQ4KBytes];  // assembled here: all of it, or the part after the quants
-        const std::size_t from = in_registers ? kQuantBytes : 0;
-        std::memset(o + from, 0, sizeof o - from);
-        for (std::int64_t r = 0; r < n; ++r) {
+        const std::uint8_t* rows[kPackRows];
+        __m128i sm[kPackRows];  // [8 scales | 8 mins] per row
+        std::uint16_t d[kPackRows], dmin[kPackRows];
+        for (int r = 0; r < kPackRows; ++r) {
+            rows[r] = nullptr;
+            sm[r] = _mm_setzero_si128();
+            d[r] = dmin[r] = 0;
+            if (r >= n) continue;
             const std::uint8_t* blk = blocks + static_cast<std::size_t>(r) * src_stride;
+            rows[r] = blk + kHeader;
+            std::uint32_t w[4];
+            kq_unpack_scale_words_k4(blk + offsetof(BlockQ4K, scales), w);
+            sm[r] = _mm_set_epi32(static_cast<int>(w[3]), static_cast<int>(w[2]), static_cast<int>(w[1]), static_cast<int>(w[0]));
+            std::memcpy(&d[r], blk + offsetof(BlockQ4K, d), 2);
+            std::memcpy(&dmin[r], blk + offsetof(BlockQ4K, dmin), 2);
+        }
+        stream_word_columns<32>(rows, _mm_setzero_si128(), out);
+        std::uint8_t* tail = out + kQ4KQuantBytes;
+        // Scales: x[i] = the 8 scales of rows 2i, 2i+1 as byte pairs, word j = scale j.
+        __m128i x[8], lines[8];
+        for (int i = 0; i < 8; ++i) x[i] = _mm_unpacklo_epi8(sm[2 * i], sm[2 * i + 1]);
+        transpose_words(x, lines);
+        for (int j = 0; j < 8; ++j) stream(tail + 16 * j, lines[j]);
+        // Mins: rows 8h..8h+7, each 4 words (pairs 2p, 2p+1): word p of the 8 rows.
+        for (int h = 0; h < 2; ++h) {
+            for (int i = 0; i < 8; ++i) x[i] = _mm_unpackhi_epi64(sm[8 * h + i], sm[8 * h + i]);
+            transpose_words(x, lines);
+            for (int p = 0; p < 4; ++p) stream(tail + 128 + 32 * p + 16 * h, lines[p]);
+        }
+        for (int h = 0; h < 2; ++h) {
+            const std::uint16_t* e = d + 8 * h;
+            const std::uint16_t* f = dmin + 8 * h;
+            stream(tail + 256 + 16 * h, _mm_set_epi16(e[7], e[6], e[5], e[4], e[3], e[2], e[1], e[0]));
+            stream(tail + 288 + 16 * h, _mm_set_epi16(f[7], f[6], f[5], f[4], f[3], f[2], f[1], f[0]));
+        }
+    }
+    end_stores();
+}
+#endif
+
+void pack_q4_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+               std::uint8_t* dst) noexcept {
+#if defined(__SSE2__)
+    if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) return pack_q4_k_sse(src, src_stride, n, n_cols, dst);
+#endif
+    for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
+        alignas(64) std::uint8_t o[kPackQ4KBytes] = {};
+        for (std::int64_t r = 0; r < n; ++r) {
+            const std::uint8_t* blk = src + static_cast<std::size_t>(r) * src_stride + sb * sizeof(BlockQ4K);
             BlockQ4K head;  // d, dmin, scales; the quants are read in place
-            std::memcpy(&head, blk, kHeader);
-            if (!in_registers) {
-                for (int w = 0; w < 32; ++w) std::memcpy(o + w * 64 + r * 4, blk + kHeader + 4 * w, 4);
-            }
+            std::memcpy(&head, blk, offsetof(BlockQ4K, qs));
+            for (int w = 0; w < 32; ++w) std::memcpy(o + w * 64 + r * 4, blk + offsetof(BlockQ4K, qs) + 4 * w, 4);
             for (int j = 0; j < 8; ++j) {
                 std::uint8_t sc, m;
                 kq_scale_min_k4(j, head.scales, &sc, &m);
-                o[kQuantBytes + j * 16 + r] = sc;
-                o[kQuantBytes + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
+                o[kQ4KQuantBytes + j * 16 + r] = sc;
+                o[kQ4KQuantBytes + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
             }
-            std::memcpy(o + kQuantBytes + 256 + r * 2, &head.d, 2);
-            std::memcpy(o + kQuantBytes + 256 + 32 + r * 2, &head.dmin, 2);
+            std::memcpy(o + kQ4KQuantBytes + 256 + r * 2, &head.d, 2);
+            std::memcpy(o + kQ4KQuantBytes + 256 + 32 + r * 2, &head.dmin, 2);
         }
-#if defined(__SSE2__)
-        if (in_registers) {
-            const std::uint8_t* rows[kPackRows];
-            for (int r = 0; r < kPackRows; ++r)
-                rows[r] = r < n ? blocks + static_cast<std::size_t>(r) * src_stride + kHeader : nullptr;
-            stream_word_columns<32>(rows, _mm_setzero_si128(), out);
-            store_block<kPackQ4KBytes - kQuantBytes>(out + kQuantBytes, o + kQuantBytes);
-            continue;
-        }
-#endif
-        store_block<kPackQ4KBytes>(out, o);
+        store_block<kPackQ4KBytes>(dst + static_cast<std::size_t>(sb) * kPackQ4KBytes, o);
     }
     end_stores();
 }
