@@ -73,8 +73,10 @@ std::uint8_t* map_file_aligned(int fd, std::size_t size) {
         errno = err;
         return nullptr;
     }
+    // Give back the reservation around it: the head up to the boundary (when any) and the tail,
+    // never empty (start < base + kHuge).
     if (start > base) ::munmap(base, static_cast<std::size_t>(start - base));
-    if (start + length < base + length + kHuge) ::munmap(start + length, static_cast<std::size_t>(base + kHuge - start));
+    ::munmap(start + length, static_cast<std::size_t>(base + kHuge - start));
     return start;
 }
 
