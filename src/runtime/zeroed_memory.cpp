@@ -117,7 +117,7 @@ void ZeroedArena::finish() noexcept {
         detail::unmap_zeroed(mapping_->p + keep, mapping_->size - keep);
         mapping_->size = keep;
     }
-    mapping_.reset();  // the pieces handed out keep the rest mapped (none: it is unmapped now)
+    mapping_.reset();  // the pieces handed out keep the rest mapped; with none, this unmaps it
 }
 
 }  // namespace ember
