@@ -62,9 +62,11 @@ void fill_scalar(IsaTable& t) {
                   dequantize_as<BlockQ4K, dequantize_row_q4_k>, scalar::vec_dot_q4_k, nullptr, &kPackedQ4_K,
                   scalar::packed_gemm_q4_k};
     t[T::Q5_K] = {T::Q5_K, T::Q8_K, quantize_as<BlockQ5K, quantize_row_q5_k>, q8_k,
-                  dequantize_as<BlockQ5K, dequantize_row_q5_k>, scalar::vec_dot_q5_k};
+                  dequantize_as<BlockQ5K, dequantize_row_q5_k>, scalar::vec_dot_q5_k, nullptr, &kPackedQ5_K,
+                  scalar::packed_gemm_q5_k};
     t[T::Q6_K] = {T::Q6_K, T::Q8_K, quantize_as<BlockQ6K, quantize_row_q6_k>, q8_k,
-                  dequantize_as<BlockQ6K, dequantize_row_q6_k>, scalar::vec_dot_q6_k};
+                  dequantize_as<BlockQ6K, dequantize_row_q6_k>, scalar::vec_dot_q6_k, nullptr, &kPackedQ6_K,
+                  scalar::packed_gemm_q6_k};
 }
 
 #define EMBER_SET_DOT_TILE(t, type, ns, name)                                                    \
@@ -131,7 +133,9 @@ void fill_x86(Table& table) {
     const struct { TensorType type; PackedGemmFn gemm; } packed[] = {
         {TensorType::Q4_0, avx512::packed_gemm_q4_0},
         {TensorType::Q8_0, avx512::packed_gemm_q8_0},
-        {TensorType::Q4_K, avx512::packed_gemm_q4_k}};
+        {TensorType::Q4_K, avx512::packed_gemm_q4_k},
+        {TensorType::Q5_K, avx512::packed_gemm_q5_k},
+        {TensorType::Q6_K, avx512::packed_gemm_q6_k}};
     for (const auto& p : packed) {
         avx512[p.type].packed_gemm = p.gemm;
         avx512[p.type].prefer_packed = true;  // vpdpbusd on 16 interleaved rows beats the row tiles

@@ -15,9 +15,6 @@
 namespace ember::kernels {
 namespace {
 
-std::size_t group_bytes_q4_k(std::int64_t n_cols) noexcept {
-    return static_cast<std::size_t>(n_cols / kQK_K) * kPackQ4KBytes;
-}
 
 // The packed layouts interleave 16 rows in 4-byte words. Each block (or super-block) of the
 // group is assembled whole before it is stored, so the fresh destination is written once, in
@@ -155,18 +152,38 @@ struct LegacyPacker {
 using PackerQ4_0 = LegacyPacker<BlockQ4_0, 0x00>;
 using PackerQ8_0 = LegacyPacker<BlockQ8_0, 0x80>;
 
-// Q4_K: the 128 quant bytes of a row are 32 words, word w to line w of the super-block's
-// 2048-byte quant part; then the scales [8 j][16 r] (bytes), the mins [4 p][16 r] (byte pairs
-// 2p, 2p+1) and the fp16 d and dmin of the 16 rows. Absent rows stay zero.
-constexpr std::size_t kQ4KQuantBytes = 2048;
+// Q4_K and Q5_K: the quant bytes of a row (Q4_K: qs; Q5_K: qh then qs, contiguous in the
+// block) are kWords words, word w to line w of the super-block's quant part; then the scales
+// [8 j][16 r] (bytes), the mins [4 p][16 r] (byte pairs 2p, 2p+1) and the fp16 d and dmin of the
+// 16 rows. Absent rows stay zero.
+template <class Block>
+struct KQuant45Packer {
+    static_assert(offsetof(Block, d) == offsetof(BlockQ4K, d) && offsetof(Block, dmin) == offsetof(BlockQ4K, dmin) &&
+                  offsetof(Block, scales) == offsetof(BlockQ4K, scales));
+    static constexpr std::size_t kHeader = offsetof(BlockQ4K, qs);  // d, dmin, scales
+    static constexpr int kWords = static_cast<int>((sizeof(Block) - kHeader) / 4);
+    static constexpr std::size_t kQuantBytes = static_cast<std::size_t>(kWords) * 64;
+    static constexpr std::size_t kBytes = kQuantBytes + 128 + 128 + 32 + 32;
+
+    static std::size_t group_bytes(std::int64_t n_cols) noexcept { return static_cast<std::size_t>(n_cols / kQK_K) * kBytes; }
+    static void pack(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+                     std::uint8_t* dst) noexcept;
+#if defined(__SSE2__)
+    static void pack_sse(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+                         std::uint8_t* dst) noexcept;
+#endif
+};
+using PackerQ4_K = KQuant45Packer<BlockQ4K>;
+using PackerQ5_K = KQuant45Packer<BlockQ5K>;
+static_assert(PackerQ4_K::kBytes == kPackQ4KBytes && PackerQ5_K::kBytes == kPackQ5KBytes);
 
 #if defined(__SSE2__)
 // The same in registers: the quants through stream_word_columns, each row's 16 scale and min
 // bytes transposed with unpacks (an 8x8 transpose of byte pairs for the scales, of 16-bit words
 // for the mins).
-void pack_q4_k_sse(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
-                   std::uint8_t* dst) noexcept {
-    constexpr std::size_t kHeader = offsetof(BlockQ4K, qs);
+template <class Block>
+void KQuant45Packer<Block>::pack_sse(const std::uint8_t* src, std::size_t src_stride, std::int64_t n,
+                                     std::int64_t n_cols, std::uint8_t* dst) noexcept {
     const auto stream = [](std::uint8_t* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); };
     // lines[k] = word k of x[0..7] (an 8x8 transpose of 16-bit words).
     const auto transpose_words = [](const __m128i* x, __m128i* lines) {
@@ -189,8 +206,8 @@ void pack_q4_k_sse(const std::uint8_t* src, std::size_t src_stride, std::int64_t
         }
     };
     for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
-        const std::uint8_t* blocks = src + static_cast<std::size_t>(sb) * sizeof(BlockQ4K);
-        std::uint8_t* out = dst + static_cast<std::size_t>(sb) * kPackQ4KBytes;
+        const std::uint8_t* blocks = src + static_cast<std::size_t>(sb) * sizeof(Block);
+        std::uint8_t* out = dst + static_cast<std::size_t>(sb) * kBytes;
         const std::uint8_t* rows[kPackRows];
         __m128i sm[kPackRows];  // [8 scales | 8 mins] per row
         std::uint16_t d[kPackRows], dmin[kPackRows];
@@ -202,13 +219,13 @@ void pack_q4_k_sse(const std::uint8_t* src, std::size_t src_stride, std::int64_t
             const std::uint8_t* blk = blocks + static_cast<std::size_t>(r) * src_stride;
             rows[r] = blk + kHeader;
             std::uint32_t w[4];
-            kq_unpack_scale_words_k4(blk + offsetof(BlockQ4K, scales), w);
+            kq_unpack_scale_words_k4(blk + offsetof(Block, scales), w);
             sm[r] = _mm_set_epi32(static_cast<int>(w[3]), static_cast<int>(w[2]), static_cast<int>(w[1]), static_cast<int>(w[0]));
-            std::memcpy(&d[r], blk + offsetof(BlockQ4K, d), 2);
-            std::memcpy(&dmin[r], blk + offsetof(BlockQ4K, dmin), 2);
+            std::memcpy(&d[r], blk + offsetof(Block, d), 2);
+            std::memcpy(&dmin[r], blk + offsetof(Block, dmin), 2);
         }
-        stream_word_columns<32>(rows, _mm_setzero_si128(), out);
-        std::uint8_t* tail = out + kQ4KQuantBytes;
+        stream_word_columns<kWords>(rows, _mm_setzero_si128(), out);
+        std::uint8_t* tail = out + kQuantBytes;
         // Scales: x[i] = the 8 scales of rows 2i, 2i+1 as byte pairs, word j = scale j.
         __m128i x[8], lines[8];
         for (int i = 0; i < 8; ++i) x[i] = _mm_unpacklo_epi8(sm[2 * i], sm[2 * i + 1]);
@@ -231,28 +248,120 @@ void pack_q4_k_sse(const std::uint8_t* src, std::size_t src_stride, std::int64_t
 }
 #endif
 
-void pack_q4_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
-               std::uint8_t* dst) noexcept {
+template <class Block>
+void KQuant45Packer<Block>::pack(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+                                 std::uint8_t* dst) noexcept {
 #if defined(__SSE2__)
-    if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) return pack_q4_k_sse(src, src_stride, n, n_cols, dst);
+    if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) return pack_sse(src, src_stride, n, n_cols, dst);
 #endif
     for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
-        alignas(64) std::uint8_t o[kPackQ4KBytes] = {};
+        alignas(64) std::uint8_t o[kBytes] = {};
         for (std::int64_t r = 0; r < n; ++r) {
-            const std::uint8_t* blk = src + static_cast<std::size_t>(r) * src_stride + sb * sizeof(BlockQ4K);
+            const std::uint8_t* blk = src + static_cast<std::size_t>(r) * src_stride + sb * sizeof(Block);
             BlockQ4K head;  // d, dmin, scales; the quants are read in place
-            std::memcpy(&head, blk, offsetof(BlockQ4K, qs));
-            for (int w = 0; w < 32; ++w) std::memcpy(o + w * 64 + r * 4, blk + offsetof(BlockQ4K, qs) + 4 * w, 4);
+            std::memcpy(&head, blk, kHeader);
+            for (int w = 0; w < kWords; ++w) std::memcpy(o + w * 64 + r * 4, blk + kHeader + 4 * w, 4);
             for (int j = 0; j < 8; ++j) {
                 std::uint8_t sc, m;
                 kq_scale_min_k4(j, head.scales, &sc, &m);
-                o[kQ4KQuantBytes + j * 16 + r] = sc;
-                o[kQ4KQuantBytes + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
+                o[kQuantBytes + j * 16 + r] = sc;
+                o[kQuantBytes + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
             }
-            std::memcpy(o + kQ4KQuantBytes + 256 + r * 2, &head.d, 2);
-            std::memcpy(o + kQ4KQuantBytes + 256 + 32 + r * 2, &head.dmin, 2);
+            std::memcpy(o + kQuantBytes + 256 + r * 2, &head.d, 2);
+            std::memcpy(o + kQuantBytes + 256 + 32 + r * 2, &head.dmin, 2);
         }
-        store_block<kPackQ4KBytes>(dst + static_cast<std::size_t>(sb) * kPackQ4KBytes, o);
+        store_block<kBytes>(dst + static_cast<std::size_t>(sb) * kBytes, o);
+    }
+    end_stores();
+}
+
+// Q6_K: a row's 192 quant bytes (ql then qh, contiguous in the block) are 48 words, word w to
+// line w; then the 16 scales of the 16 rows [16 j][16 r], the rows' fp16 d and 32 zero bytes.
+constexpr std::size_t kQ6KQuantBytes = 3072;
+constexpr std::size_t kQ6KWords = (offsetof(BlockQ6K, scales) - offsetof(BlockQ6K, ql)) / 4;
+static_assert(kQ6KWords * 64 == kQ6KQuantBytes && offsetof(BlockQ6K, qh) == 128);
+
+std::size_t group_bytes_q6_k(std::int64_t n_cols) noexcept {
+    return static_cast<std::size_t>(n_cols / kQK_K) * kPackQ6KBytes;
+}
+
+#if defined(__SSE2__)
+// The same in registers: the quants through stream_word_columns, the scales by a 16x16 byte
+// transpose (unpacks of bytes, words, dwords, qwords).
+void pack_q6_k_sse(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+                   std::uint8_t* dst) noexcept {
+    const auto stream = [](std::uint8_t* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); };
+    for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
+        const std::uint8_t* blocks = src + static_cast<std::size_t>(sb) * sizeof(BlockQ6K);
+        std::uint8_t* out = dst + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::uint8_t* rows[kPackRows];
+        __m128i x[kPackRows];  // the rows' 16 scales
+        std::uint16_t d[kPackRows];
+        for (int r = 0; r < kPackRows; ++r) {
+            rows[r] = nullptr;
+            x[r] = _mm_setzero_si128();
+            d[r] = 0;
+            if (r >= n) continue;
+            const std::uint8_t* blk = blocks + static_cast<std::size_t>(r) * src_stride;
+            rows[r] = blk + offsetof(BlockQ6K, ql);
+            x[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(BlockQ6K, scales)));
+            std::memcpy(&d[r], blk + offsetof(BlockQ6K, d), 2);
+        }
+        stream_word_columns<static_cast<int>(kQ6KWords)>(rows, _mm_setzero_si128(), out);
+        // a[8h + i]: byte pairs (rows 2i, 2i+1) of scales 8h..8h+7.
+        __m128i a[16], b[16], c[16];
+        for (int i = 0; i < 8; ++i) {
+            a[i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]);
+            a[8 + i] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]);
+        }
+        // b[8h + 2i + q]: 4-byte groups (rows 4i..4i+3) of scales 8h + 4q .. 8h + 4q + 3.
+        for (int h = 0; h < 2; ++h) {
+            for (int i = 0; i < 4; ++i) {
+                b[8 * h + 2 * i] = _mm_unpacklo_epi16(a[8 * h + 2 * i], a[8 * h + 2 * i + 1]);
+                b[8 * h + 2 * i + 1] = _mm_unpackhi_epi16(a[8 * h + 2 * i], a[8 * h + 2 * i + 1]);
+            }
+        }
+        // c[4k + 2i + e]: 8-byte groups (rows 8i..8i+7) of scales 4k + 2e, 4k + 2e + 1 (k = 2h + q).
+        for (int k = 0; k < 4; ++k) {
+            const int h = k / 2, q = k % 2;
+            for (int i = 0; i < 2; ++i) {
+                const __m128i lo = b[8 * h + 2 * (2 * i) + q], hi = b[8 * h + 2 * (2 * i + 1) + q];
+                c[4 * k + 2 * i] = _mm_unpacklo_epi32(lo, hi);
+                c[4 * k + 2 * i + 1] = _mm_unpackhi_epi32(lo, hi);
+            }
+        }
+        std::uint8_t* tail = out + kQ6KQuantBytes;
+        for (int k = 0; k < 4; ++k) {
+            for (int e = 0; e < 2; ++e) {
+                const int j = 4 * k + 2 * e;
+                stream(tail + 16 * j, _mm_unpacklo_epi64(c[4 * k + e], c[4 * k + 2 + e]));
+                stream(tail + 16 * (j + 1), _mm_unpackhi_epi64(c[4 * k + e], c[4 * k + 2 + e]));
+            }
+        }
+        for (int h = 0; h < 2; ++h) {
+            const std::uint16_t* e = d + 8 * h;
+            stream(tail + 256 + 16 * h, _mm_set_epi16(e[7], e[6], e[5], e[4], e[3], e[2], e[1], e[0]));
+            stream(tail + 288 + 16 * h, _mm_setzero_si128());
+        }
+    }
+    end_stores();
+}
+#endif
+
+void pack_q6_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+               std::uint8_t* dst) noexcept {
+#if defined(__SSE2__)
+    if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) return pack_q6_k_sse(src, src_stride, n, n_cols, dst);
+#endif
+    for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
+        alignas(64) std::uint8_t o[kPackQ6KBytes] = {};
+        for (std::int64_t r = 0; r < n; ++r) {
+            const std::uint8_t* blk = src + static_cast<std::size_t>(r) * src_stride + sb * sizeof(BlockQ6K);
+            for (std::size_t w = 0; w < kQ6KWords; ++w) std::memcpy(o + w * 64 + r * 4, blk + 4 * w, 4);
+            for (int j = 0; j < 16; ++j) o[kQ6KQuantBytes + j * 16 + r] = blk[offsetof(BlockQ6K, scales) + j];
+            std::memcpy(o + kQ6KQuantBytes + 256 + r * 2, blk + offsetof(BlockQ6K, d), 2);
+        }
+        store_block<kPackQ6KBytes>(dst + static_cast<std::size_t>(sb) * kPackQ6KBytes, o);
     }
     end_stores();
 }
@@ -290,10 +399,25 @@ void prepare_q8_k(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, s
     }
 }
 
+// Q6_K's activations: as Q8_K's, with per sub-block j the bias -32 * sum of its 16 values.
+void prepare_q8_k_q6(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, std::int64_t n_cols,
+                     std::int8_t* qa, float* ad, std::int32_t* ab) noexcept {
+    for (std::int64_t b = 0; b < n_cols / kQK_K; ++b) {
+        const std::size_t i = static_cast<std::size_t>(b * n_tok + t);
+        BlockQ8K blk;
+        std::memcpy(&blk, act + b * sizeof(BlockQ8K), sizeof blk);
+        std::memcpy(qa + i * kQK_K, blk.qs, kQK_K);
+        ad[i] = blk.d;
+        for (int j = 0; j < 16; ++j) ab[i * 16 + static_cast<std::size_t>(j)] = -32 * blk.bsums[j];
+    }
+}
+
 }  // namespace
 
 const PackedLayout kPackedQ4_0{kQK, 1, PackerQ4_0::group_bytes, PackerQ4_0::pack, prepare_q8_0<8>};
 const PackedLayout kPackedQ8_0{kQK, 1, PackerQ8_0::group_bytes, PackerQ8_0::pack, prepare_q8_0<128>};
-const PackedLayout kPackedQ4_K{kQK_K, 4, group_bytes_q4_k, pack_q4_k, prepare_q8_k};
+const PackedLayout kPackedQ4_K{kQK_K, 4, PackerQ4_K::group_bytes, PackerQ4_K::pack, prepare_q8_k};
+const PackedLayout kPackedQ5_K{kQK_K, 4, PackerQ5_K::group_bytes, PackerQ5_K::pack, prepare_q8_k};
+const PackedLayout kPackedQ6_K{kQK_K, 16, group_bytes_q6_k, pack_q6_k, prepare_q8_k_q6};
 
 }  // namespace ember::kernels

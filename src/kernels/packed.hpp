@@ -14,6 +14,13 @@
 //         2k+1), then scales [8 j][16 r], mins [4 p][16 r][2] (sub-blocks 2p, 2p+1), d, dmin.
 //         Activations: Q8_K values block-major [sb][t][256], da [sb][t], and in place of the
 //         bias [sb][t][4] int32 each holding the int16 sums of sub-blocks (2p, 2p+1).
+//   Q5_K: per superblock kPackQ5KBytes: line w < 8, lane r = qh word w of row r (bit j of its
+//         byte i: the fifth bit of value 4w+i of sub-block j), then Q4_K's superblock.
+//   Q6_K: per superblock kPackQ6KBytes: line w < 32, lane r = ql word w of row r; line 32 + w
+//         (w < 16) = qh word w; scales [16 j][16 r] (int8), d [16 r] (fp16), 32 zero bytes. The
+//         6-bit value 4k+i (k < 32) of half h: nibble (k >= 16 ? high : low) of line 16h + k % 16,
+//         bits 2(k / 8) of line 32 + 8h + k % 8 above it. Activations as Q4_K's, the bias
+//         [sb][t][16] = -32 * (sum of sub-block j's 16 values), so the kernels use q in 0..63.
 // Missing rows of the last group are zero. Activations are Q8_0 blocks; per (token, block) the
 // kernel also takes da (float) and bias = -offset * sum(q) (offset 8 for Q4_0, 128 for Q8_0).
 #pragma once
@@ -26,5 +33,7 @@ namespace ember::kernels {
 extern const PackedLayout kPackedQ4_0;
 extern const PackedLayout kPackedQ8_0;
 extern const PackedLayout kPackedQ4_K;
+extern const PackedLayout kPackedQ5_K;
+extern const PackedLayout kPackedQ6_K;
 
 }  // namespace ember::kernels

@@ -160,18 +160,21 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
                        });
 }
 
-// Q4_K: sub-block by sub-block, 8 vpdpbusd per token give the 16 rows' integer dots, scaled by
-// the rows' 6-bit scales (vpmulld) into the superblock sum; the mins take 4 vpdpwssd against the
-// activation's sub-block sums. Up to 4 tokens share each unpacked sub-block.
-template <int T>
-inline void group_tokens_q4k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
-                             const float* ad, const std::int32_t* abs, std::int64_t n_tok,
-                             float* y, std::int64_t ldy, __mmask16 mask) {
-    const __m512i low = _mm512_set1_epi8(0x0f);
+// Q4_K and Q5_K: sub-block by sub-block, 8 vpdpbusd per token give the 16 rows' integer dots,
+// scaled by the rows' 6-bit scales (vpmulld) into the superblock sum; the mins take 4 vpdpwssd
+// against the activation's sub-block sums. Q5_K's fifth bit joins each nibble by one vpternlogd.
+// Up to 4 tokens share each unpacked sub-block.
+template <int T, bool Q5>
+inline void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
+                              const float* ad, const std::int32_t* abs, std::int64_t n_tok,
+                              float* y, std::int64_t ldy, __mmask16 mask) {
+    constexpr std::size_t kQh = Q5 ? 512 : 0;  // bytes of qh lines before the Q4_K layout
+    const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
-        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ4KBytes;
+        const std::uint8_t* qh = wg + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
+        const std::uint8_t* o = qh + kQh;
         const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * n_tok * 256);
         __m512i isum[T];
         for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
@@ -180,9 +183,15 @@ inline void group_tokens_q4k(std::int64_t nsb, const std::uint8_t* wg, const std
             const std::uint8_t* q = o + (j / 2) * 512;
             if ((j & 1) == 0) prefetch_ahead<512>(q);
             if (j == 7) prefetch_ahead<kPackQ4KBytes - 2048>(o + 2048);
+            if (Q5 && j == 1) prefetch_ahead<kQh>(qh);
             for (int c = 0; c < 8; ++c) {
                 const __m512i x = _mm512_loadu_si512(q + 64 * c);
                 wv[c] = _mm512_and_si512((j & 1) ? _mm512_srli_epi16(x, 4) : x, low);
+                if constexpr (Q5) {  // bit j of the qh line to bit 4
+                    const __m512i h = _mm512_loadu_si512(qh + 64 * c);
+                    const __m512i hb = j <= 4 ? _mm512_slli_epi16(h, 4 - j) : _mm512_srli_epi16(h, j - 4);
+                    wv[c] = _mm512_ternarylogic_epi32(wv[c], hb, bit4, 0xF8);  // wv | (hb & 0x10)
+                }
             }
             const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 2048 + 16 * j)));
             // Two chains of 4 per token: halves the vpdpbusd latency chain (matters for decode).
@@ -218,19 +227,79 @@ inline void group_tokens_q4k(std::int64_t nsb, const std::uint8_t* wg, const std
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
 }
 
-void gemm_q4k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
-              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
+template <bool Q5>
+void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
+               std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
+                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                           group_tokens_q45k<T, Q5>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
+                                               ad + t, abs + t * 4, n_tok, y + g * kPackRows + t * ldy, ldy,
+                                               row_mask(rows));
+                       });
+}
+
+// Q6_K: sub-block by sub-block (16 values), 4 registers of 6-bit weights (a nibble of ql joined
+// by vpternlogd with 2 bits of qh), 4 vpdpbusd per token from the bias -32 * sum(a), then times
+// the rows' int8 scales (vpmulld) into the superblock sum. Up to 4 tokens share each sub-block.
+template <int T>
+inline void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
+                             const float* ad, const std::int32_t* abias, std::int64_t n_tok,
+                             float* y, std::int64_t ldy, __mmask16 mask) {
+    const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * n_tok * 256);
+        const std::int32_t* bias = abias + sb * n_tok * 16;
+        __m512i isum[T];
+        for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+        for (int j = 0; j < 16; ++j) {  // values 16j .. 16j + 15: half h, chunks 4jj .. 4jj + 3
+            const int h = j / 8, jj = j % 8;
+            if (j < 14) prefetch_ahead<256>(o + 256 * j);
+            __m512i wv[4];
+            for (int c = 0; c < 4; ++c) {
+                const __m512i ql = _mm512_loadu_si512(o + 64 * (16 * h + 4 * (jj % 4) + c));
+                const __m512i qh = _mm512_loadu_si512(o + 64 * (32 + 8 * h + 4 * (jj % 2) + c));
+                const __m512i nib = _mm512_and_si512(jj < 4 ? ql : _mm512_srli_epi16(ql, 4), low);
+                // qh bits 2(jj / 2) .. +1 to bits 4..5
+                const int shift = 2 * (jj / 2);
+                const __m512i hb = shift == 0   ? _mm512_slli_epi16(qh, 4)
+                                   : shift == 2 ? _mm512_slli_epi16(qh, 2)
+                                   : shift == 4 ? qh
+                                                : _mm512_srli_epi16(qh, 2);
+                wv[c] = _mm512_ternarylogic_epi32(nib, hb, high2, 0xF8);  // nib | (hb & 0x30)
+            }
+            const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 16 * j)));
+            for (int t = 0; t < T; ++t) {
+                __m512i s = _mm512_set1_epi32(bias[t * 16 + j]);
+                for (int c = 0; c < 4; ++c) s = _mm512_dpbusd_epi32(s, wv[c], bcast4(at + t * 256 + 16 * j + 4 * c));
+                isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s, sc));
+            }
+        }
+        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 3072 + 256)));
+        const float* adb = ad + sb * n_tok;
+        for (int t = 0; t < T; ++t) {
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dv, _mm512_set1_ps(adb[t])), acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
+}
+
+void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
               std::int64_t n_tok, float* y, std::int64_t ldy) {
     packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
                        [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                           group_tokens_q4k<T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
-                                               ad + t, abs + t * 4, n_tok, y + g * kPackRows + t * ldy, ldy,
+                           group_tokens_q6k<T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
+                                               ad + t, abias + t * 16, n_tok, y + g * kPackRows + t * ldy, ldy,
                                                row_mask(rows));
                        });
 }
 
 }  // namespace
 
-EMBER_DEFINE_PACKED(gemm, gemm_q4k)
+EMBER_DEFINE_PACKED(gemm, gemm_q45k, gemm_q6k)
 
 }  // namespace ember::kernels::avx512

@@ -57,8 +57,8 @@ Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n, std::uin
 }  // namespace
 
 TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-major path", "[packed][isa]") {
-    for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K}) {
-        const bool kq = t == TensorType::Q4_K;
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+        const bool kq = tensor_type_traits(static_cast<std::uint32_t>(t))->block_size == kQK_K;
         for (std::int64_t n_rows : {1, 15, 16, 17, 40}) {
             for (std::int64_t n : {kq ? 256 : 32, kq ? 512 : 64, kq ? 768 : 160}) {
                 const Weights wt = make_weights(t, n_rows, n, static_cast<std::uint32_t>(n_rows * 7 + n));
@@ -136,9 +136,10 @@ TEST_CASE("packers: the register path (16-byte aligned destination) writes the p
     // pack_group assembles blocks in SIMD registers where the destination allows 16-byte streaming
     // stores, and in a local buffer otherwise (and on other CPUs): both must give the same layout.
     const std::vector<std::pair<TensorType, const PackedLayout*>> layouts = {
-        {TensorType::Q4_0, &kPackedQ4_0}, {TensorType::Q8_0, &kPackedQ8_0}, {TensorType::Q4_K, &kPackedQ4_K}};
+        {TensorType::Q4_0, &kPackedQ4_0}, {TensorType::Q8_0, &kPackedQ8_0}, {TensorType::Q4_K, &kPackedQ4_K},
+        {TensorType::Q5_K, &kPackedQ5_K}, {TensorType::Q6_K, &kPackedQ6_K}};
     for (const auto& [t, layout] : layouts) {
-        const std::int64_t n = t == TensorType::Q4_K ? 768 : 160;
+        const std::int64_t n = tensor_type_traits(static_cast<std::uint32_t>(t))->block_size == kQK_K ? 768 : 160;
         const Weights wt = make_weights(t, 16, n, 5);
         const std::size_t stride = wt.info.n_bytes / 16;
         const std::size_t bytes = layout->group_bytes(n);
@@ -166,6 +167,12 @@ TEST_CASE("packed group bytes equal the row-major bytes plus padding", "[packed]
     REQUIRE(q4k != nullptr);
     CHECK(type_kernels(TensorType::Q4_1, Isa::scalar)->packed == nullptr);
     CHECK(q4k->group_bytes(2048) == 8 * 16 * (sizeof(BlockQ4K) + 4));
+    const PackedLayout* q6k = type_kernels(TensorType::Q6_K, Isa::scalar)->packed;
+    REQUIRE(q6k != nullptr);
+    CHECK(q6k->group_bytes(2048) == 8 * (16 * sizeof(BlockQ6K) + 32));
+    const PackedLayout* q5k = type_kernels(TensorType::Q5_K, Isa::scalar)->packed;
+    REQUIRE(q5k != nullptr);
+    CHECK(q5k->group_bytes(2048) == 8 * 16 * (sizeof(BlockQ5K) + 4));
     CHECK(q4->group_bytes(2048) == 16 * 64 * sizeof(BlockQ4_0));
     CHECK(q8->group_bytes(2048) == 16 * 64 * sizeof(BlockQ8_0));
     CHECK(q4->group_bytes(32) % 64 == 0);
