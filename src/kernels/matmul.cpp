@@ -155,6 +155,37 @@ namespace {
 // activations are prepared once, then all their row groups are claimed from one counter.
 constexpr int kMaxJobs = 4;
 
+// A chunk of job `job`'s row groups [g0, g1).
+struct GroupChunk {
+    int job;
+    std::int64_t g0, g1;
+};
+constexpr int kMaxChunks = 256;
+
+// Splits the jobs' groups, in order, into chunks that shrink toward the end (guided
+// scheduling): each takes 1/(2 * workers) of the groups left, rounded up to an even count (a
+// lone token's kernels take groups in pairs), never fewer than min_size, never across jobs. The
+// last chunks are then 2 groups, so the workers finish within about two groups of each other
+// (equal chunks of 1/16 of a matrix left one idle for half a chunk on average). Returns the count.
+int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, GroupChunk* out) {
+    std::int64_t total = 0;
+    for (int j = 0; j < n_jobs; ++j) total += n_groups[j];
+    for (std::int64_t min_size = 2;; min_size *= 2) {  // larger minimums until kMaxChunks suffice
+        int n = 0;
+        std::int64_t left = total;
+        for (int j = 0; j < n_jobs && n <= kMaxChunks; ++j) {
+            for (std::int64_t g = 0; g < n_groups[j] && n <= kMaxChunks; ++n) {
+                std::int64_t size = std::max(min_size, left / (2 * std::int64_t{workers}));
+                size = std::min(size + (size & 1), n_groups[j] - g);
+                if (n < kMaxChunks) out[n] = {j, g, g + size};
+                g += size;
+                left -= size;
+            }
+        }
+        if (n <= kMaxChunks) return n;
+    }
+}
+
 void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, const float* x,
                    std::int64_t n_tokens, std::uint8_t* act, std::size_t a_stride, int n_threads) {
     const WeightMatrix& w = *jobs[0].w;
@@ -175,32 +206,25 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, cons
     // Row groups are claimed in chunks from a shared counter rather than split statically, so
     // a worker that the OS deschedules (shared or oversubscribed cores) does not hold up the
     // others: they take over its chunks and only wait for it at the closing barrier.
-    std::int64_t n_groups[kMaxJobs], chunk[kMaxJobs], first[kMaxJobs + 1];
-    first[0] = 0;
-    std::int64_t max_groups = 0;
+    std::int64_t n_groups[kMaxJobs], max_groups = 0;
     for (int j = 0; j < n_jobs; ++j) {
         n_groups[j] = (jobs[j].w->n_rows() + kPackRows - 1) / kPackRows;
         max_groups = std::max(max_groups, n_groups[j]);
     }
     const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), max_groups * n_jobs));
-    for (int j = 0; j < n_jobs; ++j) {
-        chunk[j] = std::max<std::int64_t>(1, n_groups[j] / (std::int64_t{workers} * 8));
-        first[j + 1] = first[j] + (n_groups[j] + chunk[j] - 1) / chunk[j];
-    }
-    std::atomic<std::int64_t> next{0};
+    GroupChunk chunks[kMaxChunks];
+    const int n_chunks = plan_chunks(n_groups, n_jobs, workers, chunks);
+    std::atomic<int> next{0};
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
         for (;;) {
-            const std::int64_t c = next.fetch_add(1, std::memory_order_relaxed);
-            if (c >= first[n_jobs]) break;
-            int j = 0;
-            while (c >= first[j + 1]) ++j;
-            const MatmulJob& job = jobs[j];
-            const std::int64_t g0 = (c - first[j]) * chunk[j];
-            const std::int64_t g1 = std::min(n_groups[j], g0 + chunk[j]);
+            const int c = next.fetch_add(1, std::memory_order_relaxed);
+            if (c >= n_chunks) break;
+            const GroupChunk& ch = chunks[c];
+            const MatmulJob& job = jobs[ch.job];
             const std::size_t gb = job.w->group_bytes();
-            k.packed_gemm(nb, job.w->data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
-                    job.w->n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens,
-                    job.y + g0 * kPackRows, job.ldy);
+            k.packed_gemm(nb, job.w->data() + static_cast<std::size_t>(ch.g0) * gb, gb, ch.g1 - ch.g0,
+                          job.w->n_rows() - ch.g0 * kPackRows, qa, ad, ab, n_tokens, job.y + ch.g0 * kPackRows,
+                          job.ldy);
         }
     });
 }
