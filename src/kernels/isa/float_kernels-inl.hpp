@@ -237,8 +237,17 @@ inline void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int
 /// s[t] = exp(s[t] - max) in place for t < n; returns the sum (float lanes).
 template <class A>
 inline float softmax_numerator(float* s, std::int64_t n) {
+    // The max over whole vectors, then their lanes and the tail: the same value as a scalar
+    // scan (a max does not round), without its chain of dependent compares (3-4 cycles a score).
+    constexpr std::int64_t L = kLanes<A>;
+    FB<A> vmax(-INFINITY);
+    std::int64_t t_max = 0;
+    for (; t_max + L <= n; t_max += L) vmax = xsimd::max(vmax, FB<A>::load_unaligned(s + t_max));
+    alignas(64) float lanes[L];
+    vmax.store_aligned(lanes);
     float mx = -INFINITY;
-    for (std::int64_t t = 0; t < n; ++t) mx = s[t] > mx ? s[t] : mx;
+    for (std::int64_t j = 0; j < L; ++j) mx = lanes[j] > mx ? lanes[j] : mx;
+    for (std::int64_t t = t_max; t < n; ++t) mx = s[t] > mx ? s[t] : mx;
     const FB<A> vmx(mx);
     FB<A> sum(0.0f);
     for (std::int64_t t = 0; t < n; t += kLanes<A>) {
@@ -479,9 +488,28 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
     const std::uint8_t* k_rows[L];
     const std::uint8_t* v_rows[L];
     const float* rows[L];
+    // The rows kAhead tiles on are prefetched while a tile is computed: once a decode step has
+    // streamed the weights the cache is out of the caches, and one head's rows lie row_bytes
+    // apart (every head of a position shares a row), which left each key a miss.
+    constexpr int kAhead = 2;
+    const std::size_t head_bytes = T == 0 ? static_cast<std::size_t>(hd) * 4
+                                   : T == 1 ? static_cast<std::size_t>(hd) * 2
+                                            : static_cast<std::size_t>(hd / 32) * 34;
+    const auto prefetch_tile = [&](KvTiles& ahead, bool values) {
+        const std::uint8_t* pk[L];
+        const std::uint8_t* pv[L];
+        const std::int64_t n = ahead.next(L, pk, pv);
+        for (std::int64_t u = 0; u < n; ++u) {
+            const std::uint8_t* row = values ? pv[u] : pk[u];
+            for (std::size_t off = 0; off < head_bytes; off += 64) __builtin_prefetch(row + off);
+            __builtin_prefetch(row + head_bytes - 1);
+        }
+    };
     // Scores: each key tile once for every query.
-    KvTiles keys(runs, n_runs, row_bytes);
+    KvTiles keys(runs, n_runs, row_bytes), keys_ahead(runs, n_runs, row_bytes);
+    for (int i = 0; i < kAhead; ++i) prefetch_tile(keys_ahead, false);
     for (std::int64_t t0 = 0, n; (n = keys.next(L, k_rows, v_rows)) > 0; t0 += n) {
+        prefetch_tile(keys_ahead, false);
         tile_rows<A, T>(k_rows, n, hd, tile_buf, rows);
         for_queries(t0, n, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
             const float* q[2] = {q_of(qi), q_of(qi + nq - 1)};
@@ -505,8 +533,10 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
         float* o = out_of(qi);
         for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
     }
-    KvTiles values(runs, n_runs, row_bytes);
+    KvTiles values(runs, n_runs, row_bytes), values_ahead(runs, n_runs, row_bytes);
+    for (int i = 0; i < kAhead; ++i) prefetch_tile(values_ahead, true);
     for (std::int64_t t0 = 0, n; (n = values.next(L, k_rows, v_rows)) > 0; t0 += n) {
+        prefetch_tile(values_ahead, true);
         tile_rows<A, T>(v_rows, n, hd, tile_buf, rows);
         for_queries(t0, n, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
             const float* p[2] = {scratch + qi * n_keys + t0, scratch + (qi + nq - 1) * n_keys + t0};
