@@ -5,6 +5,7 @@
 
 #include "model/kv_cache.hpp"
 #include "runtime/fail.hpp"
+#include "runtime/zeroed_memory.hpp"
 
 namespace ember::model {
 
@@ -19,8 +20,10 @@ KvPool::KvPool(const ModelConfig& config, KvPoolOptions o)
     }
     row_bytes_ = kv_row_bytes(type_, config.n_embd_kv(), config.head_dim);  // throws for unfit types
     const std::size_t bytes = row_bytes_ * static_cast<std::size_t>(block_) * static_cast<std::size_t>(n_pages_);
-    k_ = std::make_unique_for_overwrite<std::uint8_t[]>(bytes);
-    v_ = std::make_unique_for_overwrite<std::uint8_t[]>(bytes);
+    // In huge pages (touched as positions fill): a decode step reads every cached row of every
+    // layer, and in 4 KiB pages each few keys of a head cost a TLB miss.
+    k_ = allocate_zeroed_pages(bytes, "KV cache (keys)");
+    v_ = allocate_zeroed_pages(bytes, "KV cache (values)");
     refs_.assign(static_cast<std::size_t>(n_pages_), 0);
     free_.reserve(static_cast<std::size_t>(n_pages_));
     for (std::int64_t p = n_pages_ - 1; p >= 0; --p) free_.push_back(static_cast<std::int32_t>(p));

@@ -108,7 +108,7 @@ private:
     KvType type_ = KvType::f32;
     std::size_t row_bytes_ = 0;
     bool prefix_cache_ = false;
-    std::unique_ptr<std::uint8_t[]> k_, v_;
+    std::shared_ptr<std::uint8_t> k_, v_;
     std::vector<std::int32_t> refs_;
     std::vector<std::int32_t> free_;
     std::int64_t copies_ = 0;
