@@ -457,14 +457,16 @@ inline void value_tile(const float* const* p, const float* const* rows, std::int
     }
 }
 
-/// attend_kv for heads of C whole vectors (C = 0: any hd). Queries go in pairs of one row's heads
-/// where the pair's accumulators fit the registers; the arithmetic per query does not change.
+/// attend_kv for heads of C whole vectors (C = 0: any hd). Queries go in groups of up to 4 of one
+/// row's heads where the group's accumulators fit the registers (each key or value chunk loaded
+/// once for the group); the arithmetic per query does not change.
 template <class A, int T, int C>
 inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
                             std::size_t row_bytes, float scale, float softcap, float* scratch) {
     constexpr std::int64_t L = kLanes<A>;
     static_assert(L <= 16, "attend_scratch_floats holds tiles of at most 16 keys");
-    constexpr bool pairs = C > 0 && 2 * C <= (L >= 16 ? 16 : 8);
+    constexpr std::int64_t kRegs = L >= 16 ? 16 : 8;  // accumulator registers a group may hold
+    constexpr std::int64_t kGroup = C > 0 && 4 * C <= kRegs ? 4 : C > 0 && 2 * C <= kRegs ? 2 : 1;
     const std::int64_t n_queries = qs.n_rows * qs.n_q;
     const auto start = [&](std::int64_t r) { return qs.start ? qs.start[r] : std::int64_t{0}; };
     std::int64_t n_keys = 0;  // the keys any row reads; a query's scores sit at its keys' indexes
@@ -473,12 +475,13 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
     float* inv_sum = tile_buf + L * hd;
     const auto q_of = [&](std::int64_t qi) { return qs.q + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
     const auto out_of = [&](std::int64_t qi) { return qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
-    // Calls fn(first query, queries (1 or 2, one row's), lo, hi) for the queries that read the
+    // Calls fn(first query, queries (1, 2 or 4 of one row), lo, hi) for the queries that read the
     // tile at t0 of n keys, lanes [lo, hi) of it.
     const auto for_queries = [&](std::int64_t t0, std::int64_t n, auto&& fn) {
         for (std::int64_t qi = 0; qi < n_queries;) {
             const std::int64_t r = qi / qs.n_q;
-            const std::int64_t nq = pairs && qi + 1 < (r + 1) * qs.n_q ? 2 : 1;
+            const std::int64_t left = (r + 1) * qs.n_q - qi;  // this row's queries from qi on
+            const std::int64_t nq = left >= 4 && kGroup >= 4 ? 4 : left >= 2 && kGroup >= 2 ? 2 : 1;
             const std::int64_t lo = start(r) > t0 ? start(r) - t0 : 0;
             const std::int64_t hi = start(r) + qs.n_pos[r] - t0 < n ? start(r) + qs.n_pos[r] - t0 : n;
             if (hi > lo) fn(qi, nq, lo, hi);
@@ -512,10 +515,16 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
         prefetch_tile(keys_ahead, false);
         tile_rows<A, T>(k_rows, n, hd, tile_buf, rows);
         for_queries(t0, n, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
-            const float* q[2] = {q_of(qi), q_of(qi + nq - 1)};
-            float* dst[2] = {scratch + qi * n_keys + t0, scratch + (qi + nq - 1) * n_keys + t0};
-            if (nq == 2) {
-                if constexpr (pairs) score_tile<A, C, 2>(q, rows, lo, hi, hd, scale, dst);
+            const float* q[4];
+            float* dst[4];
+            for (std::int64_t j = 0; j < nq; ++j) {
+                q[j] = q_of(qi + j);
+                dst[j] = scratch + (qi + j) * n_keys + t0;
+            }
+            if (nq == 4) {
+                if constexpr (kGroup >= 4) score_tile<A, C, 4>(q, rows, lo, hi, hd, scale, dst);
+            } else if (nq == 2) {
+                if constexpr (kGroup >= 2) score_tile<A, C, 2>(q, rows, lo, hi, hd, scale, dst);
             } else {
                 score_tile<A, C, 1>(q, rows, lo, hi, hd, scale, dst);
             }
@@ -539,10 +548,16 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
         prefetch_tile(values_ahead, true);
         tile_rows<A, T>(v_rows, n, hd, tile_buf, rows);
         for_queries(t0, n, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
-            const float* p[2] = {scratch + qi * n_keys + t0, scratch + (qi + nq - 1) * n_keys + t0};
-            float* o[2] = {out_of(qi), out_of(qi + nq - 1)};
-            if (nq == 2) {
-                if constexpr (pairs) value_tile<A, C, 2>(p, rows, lo, hi, hd, o);
+            const float* p[4];
+            float* o[4];
+            for (std::int64_t j = 0; j < nq; ++j) {
+                p[j] = scratch + (qi + j) * n_keys + t0;
+                o[j] = out_of(qi + j);
+            }
+            if (nq == 4) {
+                if constexpr (kGroup >= 4) value_tile<A, C, 4>(p, rows, lo, hi, hd, o);
+            } else if (nq == 2) {
+                if constexpr (kGroup >= 2) value_tile<A, C, 2>(p, rows, lo, hi, hd, o);
             } else {
                 value_tile<A, C, 1>(p, rows, lo, hi, hd, o);
             }

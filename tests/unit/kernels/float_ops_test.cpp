@@ -191,7 +191,7 @@ TEST_CASE("attention of every ISA and KV type matches the scalar twin, over page
             for (std::int64_t hd : {8, 16, 20, 32, 48, 64, 128, 256}) {
                 if (type == KvType::q8_0 && hd % 32 != 0) continue;
                 for (std::int64_t n_pos : {1, 2, 5, 16, 17, 70}) {
-                    for (std::int64_t n_q : {1, 3}) {
+                    for (std::int64_t n_q : {1, 3, 8}) {  // 8: groups of 4 queries where registers allow
                         for (const float softcap : {0.0f, 3.0f}) {
                             INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type) + " hd=" +
                                  std::to_string(hd) + " n_pos=" + std::to_string(n_pos) + " n_q=" + std::to_string(n_q) +
@@ -252,9 +252,10 @@ std::vector<KvRun> runs_from(const std::vector<KvRun>& runs, std::int64_t skip, 
 TEST_CASE("a row attended in a block gets the bits it gets alone", "[float_ops][attention][isa]") {
     // Batch invariance across blocks: a prefill chunk's rows share each key tile, each row
     // reading its own keys (causal; sliding windows start later), in rows wider than their heads
-    // (stride), like the decoder. Alone, a row gets the runs from its first key.
+    // (stride), like the decoder. Alone, a row gets the runs from its first key. Seven heads a
+    // row: groups of 4, 2 and 1 queries where the registers allow (AVX-512), 1 head alone below.
     using ember::KvType;
-    const std::int64_t hd = 64, n_q = 3, stride = 4 * hd, n_keys = 40;
+    const std::int64_t hd = 64, n_q = 7, stride = 8 * hd, n_keys = 40;
     for (const bool windows : {false, true}) {
         const std::vector<std::int64_t> n_pos = {37, 1, 38, 16, 17, 5, 40};
         const std::vector<std::int64_t> start =
