@@ -15,7 +15,6 @@
 namespace ember::kernels {
 namespace {
 
-
 // The packed layouts interleave 16 rows in 4-byte words. Each block (or super-block) of the
 // group is assembled whole before it is stored, so the fresh destination is written once, in
 // order (writing it word by word in place ran 2x slower): on x86 in SSE registers, elsewhere
