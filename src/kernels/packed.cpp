@@ -151,6 +151,21 @@ struct LegacyPacker {
 using PackerQ4_0 = LegacyPacker<BlockQ4_0, 0x00>;
 using PackerQ8_0 = LegacyPacker<BlockQ8_0, 0x80>;
 
+// The portable path of the K-quant packers: each superblock assembled in a local buffer, row by
+// row (fill(o, r, blk) puts row r's block `blk` in place), then stored whole.
+template <std::size_t kBytes, std::size_t kBlockBytes, class Fill>
+void pack_superblocks(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, std::int64_t n_cols,
+                      std::uint8_t* dst, Fill fill) noexcept {
+    for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
+        alignas(64) std::uint8_t o[kBytes] = {};
+        for (std::int64_t r = 0; r < n; ++r) {
+            fill(o, static_cast<int>(r), src + static_cast<std::size_t>(r) * src_stride + static_cast<std::size_t>(sb) * kBlockBytes);
+        }
+        store_block<kBytes>(dst + static_cast<std::size_t>(sb) * kBytes, o);
+    }
+    end_stores();
+}
+
 // Q4_K and Q5_K: the quant bytes of a row (Q4_K: qs; Q5_K: qh then qs, contiguous in the
 // block) are kWords words, word w to line w of the super-block's quant part; then the scales
 // [8 j][16 r] (bytes), the mins [4 p][16 r] (byte pairs 2p, 2p+1) and the fp16 d and dmin of the
@@ -253,25 +268,19 @@ void KQuant45Packer<Block>::pack(const std::uint8_t* src, std::size_t src_stride
 #if defined(__SSE2__)
     if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) return pack_sse(src, src_stride, n, n_cols, dst);
 #endif
-    for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
-        alignas(64) std::uint8_t o[kBytes] = {};
-        for (std::int64_t r = 0; r < n; ++r) {
-            const std::uint8_t* blk = src + static_cast<std::size_t>(r) * src_stride + sb * sizeof(Block);
-            BlockQ4K head;  // d, dmin, scales; the quants are read in place
-            std::memcpy(&head, blk, kHeader);
-            for (int w = 0; w < kWords; ++w) std::memcpy(o + w * 64 + r * 4, blk + kHeader + 4 * w, 4);
-            for (int j = 0; j < 8; ++j) {
-                std::uint8_t sc, m;
-                kq_scale_min_k4(j, head.scales, &sc, &m);
-                o[kQuantBytes + j * 16 + r] = sc;
-                o[kQuantBytes + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
-            }
-            std::memcpy(o + kQuantBytes + 256 + r * 2, &head.d, 2);
-            std::memcpy(o + kQuantBytes + 256 + 32 + r * 2, &head.dmin, 2);
+    pack_superblocks<kBytes, sizeof(Block)>(src, src_stride, n, n_cols, dst, [](std::uint8_t* o, int r, const std::uint8_t* blk) {
+        BlockQ4K head;  // d, dmin, scales; the quants are read in place
+        std::memcpy(&head, blk, kHeader);
+        for (int w = 0; w < kWords; ++w) std::memcpy(o + w * 64 + r * 4, blk + kHeader + 4 * w, 4);
+        for (int j = 0; j < 8; ++j) {
+            std::uint8_t sc, m;
+            kq_scale_min_k4(j, head.scales, &sc, &m);
+            o[kQuantBytes + j * 16 + r] = sc;
+            o[kQuantBytes + 128 + (j / 2) * 32 + r * 2 + (j % 2)] = m;
         }
-        store_block<kBytes>(dst + static_cast<std::size_t>(sb) * kBytes, o);
-    }
-    end_stores();
+        std::memcpy(o + kQuantBytes + 256 + r * 2, &head.d, 2);
+        std::memcpy(o + kQuantBytes + 256 + 32 + r * 2, &head.dmin, 2);
+    });
 }
 
 // Q6_K: a row's 192 quant bytes (ql then qh, contiguous in the block) are 48 words, word w to
@@ -352,17 +361,11 @@ void pack_q6_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, 
 #if defined(__SSE2__)
     if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) return pack_q6_k_sse(src, src_stride, n, n_cols, dst);
 #endif
-    for (std::int64_t sb = 0; sb < n_cols / kQK_K; ++sb) {
-        alignas(64) std::uint8_t o[kPackQ6KBytes] = {};
-        for (std::int64_t r = 0; r < n; ++r) {
-            const std::uint8_t* blk = src + static_cast<std::size_t>(r) * src_stride + sb * sizeof(BlockQ6K);
-            for (std::size_t w = 0; w < kQ6KWords; ++w) std::memcpy(o + w * 64 + r * 4, blk + 4 * w, 4);
-            for (int j = 0; j < 16; ++j) o[kQ6KQuantBytes + j * 16 + r] = blk[offsetof(BlockQ6K, scales) + j];
-            std::memcpy(o + kQ6KQuantBytes + 256 + r * 2, blk + offsetof(BlockQ6K, d), 2);
-        }
-        store_block<kPackQ6KBytes>(dst + static_cast<std::size_t>(sb) * kPackQ6KBytes, o);
-    }
-    end_stores();
+    pack_superblocks<kPackQ6KBytes, sizeof(BlockQ6K)>(src, src_stride, n, n_cols, dst, [](std::uint8_t* o, int r, const std::uint8_t* blk) {
+        for (std::size_t w = 0; w < kQ6KWords; ++w) std::memcpy(o + w * 64 + r * 4, blk + 4 * w, 4);
+        for (int j = 0; j < 16; ++j) o[kQ6KQuantBytes + j * 16 + r] = blk[offsetof(BlockQ6K, scales) + j];
+        std::memcpy(o + kQ6KQuantBytes + 256 + r * 2, blk + offsetof(BlockQ6K, d), 2);
+    });
 }
 
 // Token t's Q8_0 activation row to block-major values, float scales and bias -offset * sum(q).
@@ -381,7 +384,22 @@ void prepare_q8_0(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, s
     }
 }
 
-// Token t's Q8_K row: values, d, and per sub-block pair (2p, 2p+1) the two int16 sums in one word.
+// The bias words of Q4_K and Q5_K: per sub-block pair (2p, 2p+1) the two int16 sums in one word.
+void pair_sums(const std::int16_t* bsums, std::int32_t* out) noexcept {
+    for (int p = 0; p < 4; ++p) {
+        const std::int16_t pair[2] = {static_cast<std::int16_t>(bsums[4 * p] + bsums[4 * p + 1]),
+                                      static_cast<std::int16_t>(bsums[4 * p + 2] + bsums[4 * p + 3])};
+        std::memcpy(out + p, pair, 4);
+    }
+}
+
+// The bias words of Q6_K: per 16-value sub-block j, -32 * its sum (its weights are stored + 32).
+void minus_32_sums(const std::int16_t* bsums, std::int32_t* out) noexcept {
+    for (int j = 0; j < 16; ++j) out[j] = -32 * bsums[j];
+}
+
+// Token t's Q8_K row: values and d block-major, and kWords bias words per block from its sums.
+template <int kWords, void (*kBias)(const std::int16_t*, std::int32_t*) noexcept>
 void prepare_q8_k(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, std::int64_t n_cols,
                   std::int8_t* qa, float* ad, std::int32_t* ab) noexcept {
     for (std::int64_t b = 0; b < n_cols / kQK_K; ++b) {
@@ -390,24 +408,7 @@ void prepare_q8_k(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, s
         std::memcpy(&blk, act + b * sizeof(BlockQ8K), sizeof blk);
         std::memcpy(qa + i * kQK_K, blk.qs, kQK_K);
         ad[i] = blk.d;
-        for (int p = 0; p < 4; ++p) {
-            const std::int16_t pair[2] = {static_cast<std::int16_t>(blk.bsums[4 * p] + blk.bsums[4 * p + 1]),
-                                          static_cast<std::int16_t>(blk.bsums[4 * p + 2] + blk.bsums[4 * p + 3])};
-            std::memcpy(ab + i * 4 + static_cast<std::size_t>(p), pair, 4);
-        }
-    }
-}
-
-// Q6_K's activations: as Q8_K's, with per sub-block j the bias -32 * sum of its 16 values.
-void prepare_q8_k_q6(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, std::int64_t n_cols,
-                     std::int8_t* qa, float* ad, std::int32_t* ab) noexcept {
-    for (std::int64_t b = 0; b < n_cols / kQK_K; ++b) {
-        const std::size_t i = static_cast<std::size_t>(b * n_tok + t);
-        BlockQ8K blk;
-        std::memcpy(&blk, act + b * sizeof(BlockQ8K), sizeof blk);
-        std::memcpy(qa + i * kQK_K, blk.qs, kQK_K);
-        ad[i] = blk.d;
-        for (int j = 0; j < 16; ++j) ab[i * 16 + static_cast<std::size_t>(j)] = -32 * blk.bsums[j];
+        kBias(blk.bsums, ab + i * kWords);
     }
 }
 
@@ -415,8 +416,8 @@ void prepare_q8_k_q6(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok
 
 const PackedLayout kPackedQ4_0{kQK, 1, PackerQ4_0::group_bytes, PackerQ4_0::pack, prepare_q8_0<8>};
 const PackedLayout kPackedQ8_0{kQK, 1, PackerQ8_0::group_bytes, PackerQ8_0::pack, prepare_q8_0<128>};
-const PackedLayout kPackedQ4_K{kQK_K, 4, PackerQ4_K::group_bytes, PackerQ4_K::pack, prepare_q8_k};
-const PackedLayout kPackedQ5_K{kQK_K, 4, PackerQ5_K::group_bytes, PackerQ5_K::pack, prepare_q8_k};
-const PackedLayout kPackedQ6_K{kQK_K, 16, group_bytes_q6_k, pack_q6_k, prepare_q8_k_q6};
+const PackedLayout kPackedQ4_K{kQK_K, 4, PackerQ4_K::group_bytes, PackerQ4_K::pack, prepare_q8_k<4, pair_sums>};
+const PackedLayout kPackedQ5_K{kQK_K, 4, PackerQ5_K::group_bytes, PackerQ5_K::pack, prepare_q8_k<4, pair_sums>};
+const PackedLayout kPackedQ6_K{kQK_K, 16, group_bytes_q6_k, pack_q6_k, prepare_q8_k<16, minus_32_sums>};
 
 }  // namespace ember::kernels
