@@ -107,16 +107,28 @@ void fill_scalar(IsaTable& t) {
         (t)[TensorType::Q6_K].vec_dot = ns::vec_dot_q6_k;                                        \
     } while (0)
 
+// The repacked layouts (kernels/packed.hpp), preferred: matrices of these types are repacked at load.
+#define EMBER_SET_PACKED(t, ns)                                                                  \
+    do {                                                                                         \
+        const struct { TensorType type; PackedGemmFn gemm; } packed[] = {                        \
+            {TensorType::Q4_0, ns::packed_gemm_q4_0}, {TensorType::Q8_0, ns::packed_gemm_q8_0},  \
+            {TensorType::Q4_K, ns::packed_gemm_q4_k}, {TensorType::Q5_K, ns::packed_gemm_q5_k},  \
+            {TensorType::Q6_K, ns::packed_gemm_q6_k}};                                           \
+        for (const auto& p : packed) {                                                           \
+            (t)[p.type].packed_gemm = p.gemm;                                                    \
+            (t)[p.type].prefer_packed = true;                                                    \
+        }                                                                                        \
+    } while (0)
+
 #if defined(__x86_64__)
 void fill_x86(Table& table) {
     IsaTable& avx2 = table.derive(Isa::avx2);
     EMBER_SET_FLOAT_ROWS(avx2, avx2);
     EMBER_SET_LEGACY(avx2, avx2);
     EMBER_SET_KQUANT(avx2, avx2);
-    avx2[TensorType::Q4_0].packed_gemm = avx2::packed_gemm_q4_0;
-    avx2[TensorType::Q4_0].prefer_packed = true;  // one long stream per 8 rows beats the row tiles
-    avx2[TensorType::Q8_0].packed_gemm = avx2::packed_gemm_q8_0;
-    avx2[TensorType::Q8_0].prefer_packed = true;
+    // vpmaddubsw on two 8-row halves beats the row tiles in prefill and decode (Q6_K decode is
+    // even; docs/kernels-interface.md), also on AVX-VNNI CPUs: avx2_vnni inherits them.
+    EMBER_SET_PACKED(avx2, avx2);
 
     IsaTable& vnni = table.derive(Isa::avx2_vnni);
     EMBER_SET_KQUANT(vnni, avx2_vnni);
@@ -130,16 +142,7 @@ void fill_x86(Table& table) {
         avx512[q].quantize_act = avx512::quantize_act_q8_0;
     }
     for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) avx512[q].quantize_act = avx512::quantize_act_q8_1;
-    const struct { TensorType type; PackedGemmFn gemm; } packed[] = {
-        {TensorType::Q4_0, avx512::packed_gemm_q4_0},
-        {TensorType::Q8_0, avx512::packed_gemm_q8_0},
-        {TensorType::Q4_K, avx512::packed_gemm_q4_k},
-        {TensorType::Q5_K, avx512::packed_gemm_q5_k},
-        {TensorType::Q6_K, avx512::packed_gemm_q6_k}};
-    for (const auto& p : packed) {
-        avx512[p.type].packed_gemm = p.gemm;
-        avx512[p.type].prefer_packed = true;  // vpdpbusd on 16 interleaved rows beats the row tiles
-    }
+    EMBER_SET_PACKED(avx512, avx512);  // vpdpbusd on 16 interleaved rows beats the row tiles
 }
 #endif
 

@@ -99,8 +99,7 @@ EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_0)  // the 16-row layouts as two 8-row halves
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q8_0)
+EMBER_DECLARE_PACKED  // the 16-row layouts as two 8-row halves
 }  // namespace avx2
 namespace avx2_vnni {  // + AVX-VNNI: vpdpwssd on ymm
 EMBER_DECLARE_KQUANT_DOTS

@@ -54,6 +54,34 @@ Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n, std::uin
     return w;
 }
 
+// Sets every weight of a row-major tensor of `t` to an extreme: the largest quant (and 6-bit
+// scale or min) for Q4_0 and the K-quants, -128 and +-127 for Q8_0.
+void make_extreme(TensorType t, std::uint8_t* data, std::int64_t n_blocks) {
+    for (std::int64_t b = 0; b < n_blocks; ++b) {
+        if (t == TensorType::Q4_0) {
+            auto* blk = reinterpret_cast<BlockQ4_0*>(data) + b;
+            std::memset(blk->qs, 0xff, sizeof blk->qs);
+        } else if (t == TensorType::Q8_0) {
+            auto* blk = reinterpret_cast<BlockQ8_0*>(data) + b;
+            for (int i = 0; i < kQK; ++i) blk->qs[i] = static_cast<std::int8_t>((b + i) % 3 == 0 ? -128 : (i % 2 ? 127 : -127));
+        } else if (t == TensorType::Q4_K) {
+            auto* blk = reinterpret_cast<BlockQ4K*>(data) + b;
+            std::memset(blk->scales, 0xff, sizeof blk->scales);
+            std::memset(blk->qs, 0xff, sizeof blk->qs);
+        } else if (t == TensorType::Q5_K) {
+            auto* blk = reinterpret_cast<BlockQ5K*>(data) + b;
+            std::memset(blk->scales, 0xff, sizeof blk->scales);
+            std::memset(blk->qh, 0xff, sizeof blk->qh);
+            std::memset(blk->qs, 0xff, sizeof blk->qs);
+        } else {
+            auto* blk = reinterpret_cast<BlockQ6K*>(data) + b;
+            std::memset(blk->ql, 0xff, sizeof blk->ql);
+            std::memset(blk->qh, 0xff, sizeof blk->qh);
+            for (int j = 0; j < kQK_K / 16; ++j) blk->scales[j] = static_cast<std::int8_t>(j % 2 ? 127 : -128);
+        }
+    }
+}
+
 }  // namespace
 
 TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-major path", "[packed][isa]") {
@@ -105,28 +133,32 @@ TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-m
     }
 }
 
-TEST_CASE("packed Q8_0 with the extreme weight -128 and activations at +-127: every ISA as scalar",
-          "[packed][isa]") {
-    // AVX2 multiplies |w| (up to 128) by a * sign(w): pair sums must stay within int16.
-    const std::int64_t n_rows = 17, n = 128;
-    Weights wt = make_weights(TensorType::Q8_0, n_rows, n, 5);
-    auto* blocks = reinterpret_cast<BlockQ8_0*>(wt.storage.data() + 4);
-    for (std::int64_t b = 0; b < n_rows * n / kQK; ++b) {
-        for (int i = 0; i < kQK; ++i) blocks[b].qs[i] = static_cast<std::int8_t>((b + i) % 3 == 0 ? -128 : (i % 2 ? 127 : -127));
-    }
-    const WeightMatrix packed = WeightMatrix::prepare(wt.info, Packing::always);
-    REQUIRE(packed.packed());
-    for (std::int64_t n_tok : {1, 3, 8}) {
-        std::vector<float> x(static_cast<std::size_t>(n_tok * n));
-        for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? 1.0f : -1.0f;  // quantized to +-127
-        std::vector<std::byte> scratch(matmul_scratch_bytes(packed, n_tok));
-        std::vector<float> want(static_cast<std::size_t>(n_tok * n_rows));
-        matmul(packed, x.data(), n_tok, want.data(), n_rows, scratch, 1, Isa::scalar);
-        for (Isa isa : available_isas()) {
-            INFO(std::string(isa_name(isa)) + " tokens=" + std::to_string(n_tok));
-            std::vector<float> y(want.size());
-            matmul(packed, x.data(), n_tok, y.data(), n_rows, scratch, 1, isa);
-            REQUIRE(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+TEST_CASE("packed layouts at the extreme weights and activations: every ISA as scalar", "[packed][isa]") {
+    // AVX2 adds vpmaddubsw's int16 pair sums before widening them: with the largest weights
+    // against activations of +-127 they must stay within int16 (Q8_0: |w| up to 128 times
+    // a * sign(w)).
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+        const auto tr = tensor_type_traits(static_cast<std::uint32_t>(t));
+        const std::int64_t n_rows = 17, n = 2 * tr->block_size;
+        Weights wt = make_weights(t, n_rows, n, 5);
+        make_extreme(t, wt.storage.data() + 4, n_rows * n / tr->block_size);
+        const WeightMatrix packed = WeightMatrix::prepare(wt.info, Packing::always);
+        REQUIRE(packed.packed());
+        for (std::int64_t n_tok : {1, 3, 8}) {
+            for (float sign : {1.0f, -1.0f}) {
+                std::vector<float> x(static_cast<std::size_t>(n_tok * n));  // quantized to +-127
+                for (std::size_t i = 0; i < x.size(); ++i) x[i] = t == TensorType::Q8_0 && i % 2 ? -sign : sign;
+                std::vector<std::byte> scratch(matmul_scratch_bytes(packed, n_tok));
+                std::vector<float> want(static_cast<std::size_t>(n_tok * n_rows));
+                matmul(packed, x.data(), n_tok, want.data(), n_rows, scratch, 1, Isa::scalar);
+                for (Isa isa : available_isas()) {
+                    INFO(std::string(isa_name(isa)) + " " + std::string(tensor_type_name(t)) + " tokens=" +
+                         std::to_string(n_tok) + " sign=" + std::to_string(sign));
+                    std::vector<float> y(want.size());
+                    matmul(packed, x.data(), n_tok, y.data(), n_rows, scratch, 1, isa);
+                    REQUIRE(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+                }
+            }
         }
     }
 }
