@@ -127,11 +127,12 @@ void fill_x86(Table& table) {
     EMBER_SET_LEGACY(avx2, avx2);
     EMBER_SET_KQUANT(avx2, avx2);
     // vpmaddubsw on two 8-row halves beats the row tiles in prefill and decode (Q6_K decode is
-    // even; docs/kernels-interface.md), also on AVX-VNNI CPUs: avx2_vnni inherits them.
+    // even; docs/kernels-interface.md).
     EMBER_SET_PACKED(avx2, avx2);
 
     IsaTable& vnni = table.derive(Isa::avx2_vnni);
     EMBER_SET_KQUANT(vnni, avx2_vnni);
+    EMBER_SET_PACKED(vnni, avx2_vnni);  // vpdpbusd on the same halves
 
     IsaTable& avx512 = table.derive(Isa::avx512);
     EMBER_SET_FLOAT_ROWS(avx512, avx512);

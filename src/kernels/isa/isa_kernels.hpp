@@ -101,9 +101,10 @@ EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
 EMBER_DECLARE_PACKED  // the 16-row layouts as two 8-row halves
 }  // namespace avx2
-namespace avx2_vnni {  // + AVX-VNNI: vpdpwssd on ymm
+namespace avx2_vnni {  // + AVX-VNNI: vpdpwssd / vpdpbusd on ymm
 EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
+EMBER_DECLARE_PACKED
 }  // namespace avx2_vnni
 namespace avx512 {  // AVX-512 F/BW/VL/DQ + VNNI: vpdpbusd on zmm
 EMBER_DECLARE_FLOAT_KERNELS

@@ -1,0 +1,356 @@
+// AVX2 kernels of the repacked 16-row layouts (kernels/packed.hpp), for CPUs without AVX-512:
+// each 16-row group is two halves of 8 rows (the 32-byte halves of every 64-byte line).
+// packed_avx2.cpp instantiates them with kVnni = false: vpdpbusd is emulated exactly by
+// vpmaddubsw (unsigned weights times signed activation bytes, int16 pair sums) + vpmaddwd, the
+// pair sums added in int16 only as far as they cannot saturate (activations are within +-127):
+//   Q4_0, Q4_K: nibbles 0..15: a pair is at most 3810, eight chunks 30480;
+//   Q5_K: 0..31: 7874 a pair, runs of four chunks; Q6_K: 0..63: 16002 a pair, runs of two;
+//   Q8_0 multiplies |w| by a * sign(w) instead (at most 2 * 128 * 127 a pair, one at a time).
+// packed_avx2_vnni.cpp (built with -mavxvnni) instantiates kVnni = true: one vpdpbusd per chunk
+// into int32, Q8_0's biased bytes as they are. Up to 4 tokens share each unpacked chunk; tokens
+// go in blocks that stay in L2 while the thread's row groups stream by. Kernel code only, internal
+// linkage. Bit-identical to the scalar twins (packed_scalar.cpp): the same exact integer sums,
+// then the same float steps.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/isa/isa_kernels.hpp"
+#include "kernels/isa/packed_driver-inl.hpp"
+#include "kernels/isa/x86_common-inl.hpp"
+#include "kernels/packed_isa.hpp"
+#include "kernels/quant_blocks.hpp"
+
+namespace ember::kernels {
+namespace {
+namespace packed_avx2 {
+
+constexpr std::int64_t kTokenBlock = 64;
+constexpr int kHalfRows = kPackRows / 2;
+constexpr std::size_t kQ4Block = 4 * 64;  // bytes of one packed Q4_0 block of 16 rows
+constexpr std::size_t kQ8Block = 8 * 64;  // ... of Q8_0
+
+inline __m256i bcast4(const std::int8_t* p) {
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// Stores half `half`'s T accumulators: the rows of it that exist out of the group's `rows`.
+template <int T>
+inline void store_half(const __m256* acc, int half, float* y, std::int64_t ldy, std::int64_t rows) {
+    const std::int64_t n = rows - half * kHalfRows < kHalfRows ? rows - half * kHalfRows : kHalfRows;
+    y += half * kHalfRows;
+    for (int t = 0; t < T; ++t) {
+        if (n == kHalfRows) {
+            _mm256_storeu_ps(y + t * ldy, acc[t]);
+        } else {
+            alignas(32) float out[kHalfRows];
+            _mm256_store_ps(out, acc[t]);
+            for (std::int64_t r = 0; r < n; ++r) y[t * ldy + r] = out[r];
+        }
+    }
+}
+
+// Runs kernel<H, T>(first half) over a group's halves that hold rows. A lone token (decode)
+// takes both halves in one pass (H = 2), so the weights stream from memory once at the pace of
+// the whole group; with more tokens the accumulators of two halves would not fit in 16
+// registers, and each half makes its own pass (the second from cache).
+template <int T, class Kernel>
+inline void for_each_half(std::int64_t rows, Kernel&& kernel) {
+    if constexpr (T == 1) {
+        if (rows > kHalfRows) {
+            kernel.template operator()<2>(0);
+            return;
+        }
+    }
+    for (int half = 0; half < 2 && rows > half * kHalfRows; ++half) kernel.template operator()<1>(half);
+}
+
+inline __m256i load8(const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+/// acc + sum over chunks c < N of the 4-byte dots of wv[c] (unsigned) with x + 4c (signed), per
+/// lane, exactly. AVX2: the pair sums are added in int16 (N within the bounds above), then
+/// widened; AVX-VNNI: one vpdpbusd per chunk.
+template <bool kVnni, int N>
+inline __m256i dot_run(__m256i acc, const __m256i* wv, const std::int8_t* x) {
+#if defined(__AVXVNNI__)
+    if constexpr (kVnni) {
+        for (int c = 0; c < N; ++c) acc = _mm256_dpbusd_avx_epi32(acc, wv[c], bcast4(x + 4 * c));
+        return acc;
+    }
+#endif
+    __m256i s16 = _mm256_maddubs_epi16(wv[0], bcast4(x));
+    for (int c = 1; c < N; ++c) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(wv[c], bcast4(x + 4 * c)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
+}
+
+/// The 8 rows' scales of a half (8 bytes at p, unsigned or signed) in the form scaled_run takes:
+/// int32 lanes for AVX-VNNI, (sc, sc) int16 pairs for AVX2 (vpmaddwd then multiplies both pair
+/// sums of a lane by sc).
+template <bool kVnni, bool kSigned>
+inline __m256i row_scales(const std::uint8_t* p) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    const __m256i sc = kSigned ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+    if constexpr (kVnni) return sc;
+    return _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
+}
+
+/// acc + sc * (the dots of dot_run), per lane: vpmaddwd by the scale pairs (AVX2), vpmulld after
+/// the vpdpbusd chain (AVX-VNNI).
+template <bool kVnni, int N>
+inline __m256i scaled_run(__m256i acc, const __m256i* wv, const std::int8_t* x, __m256i sc) {
+    if constexpr (kVnni) return _mm256_add_epi32(acc, _mm256_mullo_epi32(dot_run<true, N>(_mm256_setzero_si256(), wv, x), sc));
+    __m256i s16 = _mm256_maddubs_epi16(wv[0], bcast4(x));
+    for (int c = 1; c < N; ++c) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(wv[c], bcast4(x + 4 * c)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(s16, sc));
+}
+
+// Halves [half0, half0 + H) (rows 8 * half .. + 8) of one group against T tokens, for each block
+// the integer dot from the bias (-offset * sum(a)), then acc = fma(dot, dw * da, acc).
+template <bool kVnni, bool Q4, int H, int T>
+inline void halves_tokens(std::int64_t nb, const std::uint8_t* wg, int half0, const std::int8_t* a,
+                          const float* ad, const std::int32_t* ab, std::int64_t n_tok, float* y,
+                          std::int64_t ldy, std::int64_t rows) {
+    constexpr std::size_t kBlock = Q4 ? kQ4Block : kQ8Block;
+    const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    const __m256i bias128 = _mm256_set1_epi8(static_cast<char>(0x80));
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[H][T];
+    for (int h = 0; h < H; ++h) {
+        for (int t = 0; t < T; ++t) acc[h][t] = _mm256_setzero_ps();
+    }
+    for (std::int64_t b = 0; b < nb; ++b) {
+        if (half0 == 0) prefetch_ahead<kBlock>(wg + static_cast<std::size_t>(b) * kBlock);  // half 1 reads the same lines
+        const std::int8_t* ab8 = a + b * n_tok * kQK;
+        for (int h = 0; h < H; ++h) {
+            const int half = half0 + h;
+            const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock + half * 32;
+            __m256i is[T];
+            if constexpr (Q4 || kVnni) {
+                __m256i wv[8];  // chunk c against activation bytes 4c .. 4c + 3
+                if constexpr (Q4) {
+                    for (int m = 0; m < 4; ++m) {
+                        const __m256i x = load8(q + 64 * m);
+                        wv[m] = _mm256_and_si256(x, low);                              // values 4m..4m+3
+                        wv[m + 4] = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);   // values 16+4m..
+                    }
+                } else {
+                    for (int c = 0; c < 8; ++c) wv[c] = load8(q + 64 * c);  // w + 128: the bias holds -128 * sum(a)
+                }
+                for (int t = 0; t < T; ++t) is[t] = dot_run<kVnni, 8>(_mm256_set1_epi32(ab[b * n_tok + t]), wv, ab8 + t * kQK);
+            } else {
+                // The signed weights (w + 128 stored) against the activations directly, so the
+                // bias (-128 * sum(a)) is not needed: |w| <= 128 times a * sign(w), |a| <= 127.
+                for (int t = 0; t < T; ++t) is[t] = _mm256_setzero_si256();
+                for (int c = 0; c < 8; ++c) {
+                    const __m256i w = _mm256_xor_si256(load8(q + 64 * c), bias128);
+                    const __m256i mag = _mm256_abs_epi8(w);  // -128 gives 0x80: 128 unsigned
+                    for (int t = 0; t < T; ++t) {
+                        const __m256i signed_a = _mm256_sign_epi8(bcast4(ab8 + t * kQK + 4 * c), w);
+                        is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(_mm256_maddubs_epi16(mag, signed_a), ones));
+                    }
+                }
+            }
+            const __m256 dw = _mm256_cvtph_ps(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + b * kPackRows + half * kHalfRows)));
+            for (int t = 0; t < T; ++t) {
+                const __m256 prod = _mm256_mul_ps(dw, _mm256_set1_ps(ad[b * n_tok + t]));
+                acc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[t]), prod, acc[h][t]);
+            }
+        }
+    }
+    for (int h = 0; h < H; ++h) store_half<T>(acc[h], half0 + h, y, ldy, rows);
+}
+
+template <bool kVnni, bool Q4>
+void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+          std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
+          std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_for_each<4>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                           for_each_half<T>(rows, [&]<int H>(int half0) {
+                               halves_tokens<kVnni, Q4, H, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, half0,
+                                                              a + t * kQK, ad + t, ab + t, n_tok,
+                                                              y + g * kPackRows + t * ldy, ldy, rows);
+                           });
+                       });
+}
+
+// Q4_K and Q5_K, halves [half0, half0 + H): per sub-block j, the int16 pair sums of its 32 values
+// (8 chunks for Q4_K; two runs of 4 for Q5_K) times the rows' 6-bit scale by one vpmaddwd
+// against (sc, sc) pairs; the mins by vpmaddwd of the rows' (m_2p, m_2p+1) against the
+// activation's sub-block sums (2p, 2p+1).
+template <bool kVnni, bool Q5, int H, int T>
+inline void halves_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, int half0, const std::int8_t* a,
+                               const float* ad, const std::int32_t* abs, std::int64_t n_tok, float* y,
+                               std::int64_t ldy, std::int64_t rows) {
+    constexpr std::size_t kQh = Q5 ? 512 : 0;  // bytes of qh lines before the Q4_K layout
+    constexpr int kRun = Q5 && !kVnni ? 4 : 8;  // chunks whose pair sums int16 holds
+    const __m256i low = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
+    __m256 acc[H][T];
+    for (int h = 0; h < H; ++h) {
+        for (int t = 0; t < T; ++t) acc[h][t] = _mm256_setzero_ps();
+    }
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* qh = wg + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
+        const std::uint8_t* o = qh + kQh;
+        const std::int8_t* at = a + sb * n_tok * 256;
+        __m256i isum[H][T];
+        for (int h = 0; h < H; ++h) {
+            for (int t = 0; t < T; ++t) isum[h][t] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) {
+            if (half0 == 0) {  // half 1 reads the same lines again
+                if ((j & 1) == 0) prefetch_ahead<512>(o + (j / 2) * 512);
+                if (j == 7) prefetch_ahead<kPackQ4KBytes - 2048>(o + 2048);
+                if (Q5 && j == 1) prefetch_ahead<kQh>(qh);
+            }
+            for (int h = 0; h < H; ++h) {
+                const int half = half0 + h;
+                const std::uint8_t* q = o + (j / 2) * 512 + half * 32;
+                const __m256i sc = row_scales<kVnni, false>(o + 2048 + 16 * j + 8 * half);
+                for (int r0 = 0; r0 < 8; r0 += kRun) {
+                    __m256i wv[kRun];
+                    for (int c = 0; c < kRun; ++c) {
+                        const __m256i x = load8(q + 64 * (r0 + c));
+                        wv[c] = _mm256_and_si256((j & 1) ? _mm256_srli_epi16(x, 4) : x, low);
+                        if constexpr (Q5) {  // bit j of the qh line to bit 4
+                            const __m256i hl = load8(qh + 64 * (r0 + c) + half * 32);
+                            const __m256i hb = j <= 4 ? _mm256_slli_epi16(hl, 4 - j) : _mm256_srli_epi16(hl, j - 4);
+                            wv[c] = _mm256_or_si256(wv[c], _mm256_and_si256(hb, bit4));
+                        }
+                    }
+                    for (int t = 0; t < T; ++t) {
+                        isum[h][t] = scaled_run<kVnni, kRun>(isum[h][t], wv, at + t * 256 + 32 * j + 4 * r0, sc);
+                    }
+                }
+            }
+        }
+        const std::int32_t* bsb = abs + sb * n_tok * 4;
+        const float* adb = ad + sb * n_tok;
+        for (int h = 0; h < H; ++h) {
+            const int half = half0 + h;
+            const __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 2048 + 256 + 16 * half)));
+            const __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 2048 + 256 + 32 + 16 * half)));
+            __m256i mins[4];
+            for (int p = 0; p < 4; ++p) {
+                mins[p] = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 2048 + 128 + 32 * p + 16 * half)));
+            }
+            for (int t = 0; t < T; ++t) {
+                __m256i msum = _mm256_madd_epi16(mins[0], _mm256_set1_epi32(bsb[t * 4]));
+                for (int p = 1; p < 4; ++p) msum = _mm256_add_epi32(msum, _mm256_madd_epi16(mins[p], _mm256_set1_epi32(bsb[t * 4 + p])));
+                const __m256 da = _mm256_set1_ps(adb[t]);
+                acc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), _mm256_mul_ps(dv, da), acc[h][t]);
+                acc[h][t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(mv, da), acc[h][t]);
+            }
+        }
+    }
+    for (int h = 0; h < H; ++h) store_half<T>(acc[h], half0 + h, y, ldy, rows);
+}
+
+template <bool kVnni, bool Q5>
+void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
+               std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
+                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                           for_each_half<T>(rows, [&]<int H>(int half0) {
+                               halves_tokens_q45k<kVnni, Q5, H, T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, half0,
+                                                            a + t * 256, ad + t, abs + t * 4, n_tok,
+                                                            y + g * kPackRows + t * ldy, ldy, rows);
+                           });
+                       });
+}
+
+// Q6_K, halves [half0, half0 + H): per 16-value sub-block, 4 chunks of 6-bit weights (a nibble of
+// ql joined with 2 bits of qh), their pair sums added in int16 two at a time, from the bias
+// -32 * sum(a) and times the rows' int8 scales into the superblock sum.
+template <bool kVnni, int H, int T>
+inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, int half0, const std::int8_t* a,
+                              const float* ad, const std::int32_t* abias, std::int64_t n_tok, float* y,
+                              std::int64_t ldy, std::int64_t rows) {
+    const __m256i low = _mm256_set1_epi8(0x0f), high2 = _mm256_set1_epi8(0x30);
+    __m256 acc[H][T];
+    for (int h = 0; h < H; ++h) {
+        for (int t = 0; t < T; ++t) acc[h][t] = _mm256_setzero_ps();
+    }
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::int8_t* at = a + sb * n_tok * 256;
+        const std::int32_t* bias = abias + sb * n_tok * 16;
+        __m256i isum[H][T];
+        for (int h = 0; h < H; ++h) {
+            for (int t = 0; t < T; ++t) isum[h][t] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j) {  // values 16j .. 16j + 15: value half vh, chunks 4jj .. 4jj + 3
+            const int vh = j / 8, jj = j % 8;
+            if (half0 == 0 && j < 14) prefetch_ahead<256>(o + 256 * j);  // half 1 reads the same lines
+            for (int h = 0; h < H; ++h) {
+                const int half = half0 + h;
+                __m256i wv[4];
+                for (int c = 0; c < 4; ++c) {
+                    const __m256i ql = load8(o + 64 * (16 * vh + 4 * (jj % 4) + c) + half * 32);
+                    const __m256i qh = load8(o + 64 * (32 + 8 * vh + 4 * (jj % 2) + c) + half * 32);
+                    const __m256i nib = _mm256_and_si256(jj < 4 ? ql : _mm256_srli_epi16(ql, 4), low);
+                    const int shift = 2 * (jj / 2);  // qh bits shift .. shift + 1 to bits 4..5
+                    const __m256i hb = shift == 0   ? _mm256_slli_epi16(qh, 4)
+                                       : shift == 2 ? _mm256_slli_epi16(qh, 2)
+                                       : shift == 4 ? qh
+                                                    : _mm256_srli_epi16(qh, 2);
+                    wv[c] = _mm256_or_si256(nib, _mm256_and_si256(hb, high2));
+                }
+                const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(o + 3072 + 16 * j + 8 * half)));
+                for (int t = 0; t < T; ++t) {
+                    const std::int8_t* x = at + t * 256 + 16 * j;
+                    __m256i s = _mm256_set1_epi32(bias[t * 16 + j]);
+                    if constexpr (kVnni) {
+                        s = dot_run<true, 4>(s, wv, x);
+                    } else {  // int16 holds two chunks' pair sums
+                        s = dot_run<false, 2>(dot_run<false, 2>(s, wv, x), wv + 2, x + 8);
+                    }
+                    isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_mullo_epi32(s, sc));
+                }
+            }
+        }
+        const float* adb = ad + sb * n_tok;
+        for (int h = 0; h < H; ++h) {
+            const __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 256 + 16 * (half0 + h))));
+            for (int t = 0; t < T; ++t) {
+                acc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), _mm256_mul_ps(dv, _mm256_set1_ps(adb[t])), acc[h][t]);
+            }
+        }
+    }
+    for (int h = 0; h < H; ++h) store_half<T>(acc[h], half0 + h, y, ldy, rows);
+}
+
+template <bool kVnni>
+void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
+              std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
+                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                           for_each_half<T>(rows, [&]<int H>(int half0) {
+                               halves_tokens_q6k<kVnni, H, T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, half0,
+                                                       a + t * 256, ad + t, abias + t * 16, n_tok,
+                                                       y + g * kPackRows + t * ldy, ldy, rows);
+                           });
+                       });
+}
+
+}  // namespace packed_avx2
+}  // namespace
+}  // namespace ember::kernels
+
+/// Defines packed_gemm_q4_0 ... packed_gemm_q6_k of the enclosing ISA namespace.
+#define EMBER_PACKED_AVX2_EXPORTS(kVnni)                                                           \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_0) { packed_avx2::gemm<kVnni, true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q8_0) { packed_avx2::gemm<kVnni, false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_k) { packed_avx2::gemm_q45k<kVnni, false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q5_k) { packed_avx2::gemm_q45k<kVnni, true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q6_k) { packed_avx2::gemm_q6k<kVnni>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
