@@ -69,6 +69,18 @@ inline void for_each_half(std::int64_t rows, Kernel&& kernel) {
     for (int half = 0; half < 2 && rows > half * kHalfRows; ++half) kernel.template operator()<1>(half);
 }
 
+// The loop of every GEMM here: packed_for_each's token tiles (up to 4 tokens), then the halves
+// of each group; kernel<H, T>(group g's bytes, first half, g, first token t) does the rest.
+template <class Kernel>
+inline void gemm_halves(const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+                        std::int64_t n_valid_rows, std::int64_t n_tok, std::int64_t token_block, Kernel&& kernel) {
+    packed_for_each<4>(n_groups, n_valid_rows, n_tok, token_block, [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+        for_each_half<T>(rows, [&]<int H>(int half0) {
+            kernel.template operator()<H, T>(w + static_cast<std::size_t>(g) * group_bytes, half0, g, t, rows);
+        });
+    });
+}
+
 inline __m256i load8(const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
 /// acc + sum over chunks c < N of the 4-byte dots of wv[c] (unsigned) with x + 4c (signed), per
@@ -170,14 +182,11 @@ template <bool kVnni, bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
           std::int64_t n_tok, float* y, std::int64_t ldy) {
-    packed_for_each<4>(n_groups, n_valid_rows, n_tok, kTokenBlock,
-                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                           for_each_half<T>(rows, [&]<int H>(int half0) {
-                               halves_tokens<kVnni, Q4, H, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, half0,
-                                                              a + t * kQK, ad + t, ab + t, n_tok,
-                                                              y + g * kPackRows + t * ldy, ldy, rows);
-                           });
-                       });
+    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, kTokenBlock,
+                [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
+                    halves_tokens<kVnni, Q4, H, T>(nb, wg, half0, a + t * kQK, ad + t, ab + t, n_tok,
+                                                   y + g * kPackRows + t * ldy, ldy, rows);
+                });
 }
 
 // Q4_K and Q5_K, halves [half0, half0 + H): per sub-block j, the int16 pair sums of its 32 values
@@ -257,14 +266,11 @@ template <bool kVnni, bool Q5>
 void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
                std::int64_t n_tok, float* y, std::int64_t ldy) {
-    packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
-                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                           for_each_half<T>(rows, [&]<int H>(int half0) {
-                               halves_tokens_q45k<kVnni, Q5, H, T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, half0,
-                                                            a + t * 256, ad + t, abs + t * 4, n_tok,
-                                                            y + g * kPackRows + t * ldy, ldy, rows);
-                           });
-                       });
+    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32,
+                [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
+                    halves_tokens_q45k<kVnni, Q5, H, T>(nsb, wg, half0, a + t * 256, ad + t, abs + t * 4, n_tok,
+                                                        y + g * kPackRows + t * ldy, ldy, rows);
+                });
 }
 
 // Q6_K, halves [half0, half0 + H): per 16-value sub-block, 4 chunks of 6-bit weights (a nibble of
@@ -333,14 +339,11 @@ template <bool kVnni>
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
               std::int64_t n_tok, float* y, std::int64_t ldy) {
-    packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
-                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                           for_each_half<T>(rows, [&]<int H>(int half0) {
-                               halves_tokens_q6k<kVnni, H, T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, half0,
-                                                       a + t * 256, ad + t, abias + t * 16, n_tok,
-                                                       y + g * kPackRows + t * ldy, ldy, rows);
-                           });
-                       });
+    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32,
+                [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
+                    halves_tokens_q6k<kVnni, H, T>(nsb, wg, half0, a + t * 256, ad + t, abias + t * 16, n_tok,
+                                                   y + g * kPackRows + t * ldy, ldy, rows);
+                });
 }
 
 }  // namespace packed_avx2
