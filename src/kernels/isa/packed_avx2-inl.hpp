@@ -99,13 +99,12 @@ inline __m256i dot_run(__m256i acc, const __m256i* wv, const std::int8_t* x) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
 }
 
-/// The 8 rows' scales of a half (8 bytes at p, unsigned or signed) in the form scaled_run takes:
-/// int32 lanes for AVX-VNNI, (sc, sc) int16 pairs for AVX2 (vpmaddwd then multiplies both pair
-/// sums of a lane by sc).
-template <bool kVnni, bool kSigned>
+/// The 8 rows' unsigned byte scales of a half (at p) in the form scaled_run takes: int32 lanes
+/// for AVX-VNNI, (sc, sc) int16 pairs for AVX2 (vpmaddwd then multiplies both pair sums of a
+/// lane by sc).
+template <bool kVnni>
 inline __m256i row_scales(const std::uint8_t* p) {
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-    const __m256i sc = kSigned ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+    const __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
     if constexpr (kVnni) return sc;
     return _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
 }
@@ -222,7 +221,7 @@ inline void halves_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, int hal
             for (int h = 0; h < H; ++h) {
                 const int half = half0 + h;
                 const std::uint8_t* q = o + (j / 2) * 512 + half * 32;
-                const __m256i sc = row_scales<kVnni, false>(o + 2048 + 16 * j + 8 * half);
+                const __m256i sc = row_scales<kVnni>(o + 2048 + 16 * j + 8 * half);
                 for (int r0 = 0; r0 < 8; r0 += kRun) {
                     __m256i wv[kRun];
                     for (int c = 0; c < kRun; ++c) {
