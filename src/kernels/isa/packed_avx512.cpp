@@ -91,49 +91,60 @@ inline __mmask16 row_mask(std::int64_t rows) {
     return rows >= kPackRows ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << rows) - 1u);
 }
 
-// Decode (one token), two row groups at a time: they share each broadcast activation chunk, and
-// the core gets two weight streams and two accumulator chains in flight. Per group the same
-// integer sums and float steps as group_tokens<Q4, 1>, so the results are identical.
-template <bool Q4>
-inline void group_pair_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
-                                 const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
-                                 __mmask16 mask1) {
+// Decode (one token), G row groups at a time (2: four measured no faster): they share each
+// broadcast activation chunk, and the core gets G weight streams and 2G accumulator chains in
+// flight. Weights are loaded chunk by chunk next to their vpdpbusd instead of a whole block
+// first (Q4_0 decode +4%, 11 interleaved pairs). Per group the same integer sums (in another
+// order) and float steps as group_tokens<Q4, 1>, so the results are identical.
+template <bool Q4, int G>
+inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
+                             const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
+                             __mmask16 mask_last) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
-    const std::uint8_t* wg[2] = {wg0, wg0 + group_bytes};
-    const std::uint16_t* scales[2];
-    for (int g = 0; g < 2; ++g) scales[g] = reinterpret_cast<const std::uint16_t*>(wg[g] + static_cast<std::size_t>(nb) * kBlock);
-    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    const std::uint16_t* scales[G];
+    for (int g = 0; g < G; ++g) {
+        scales[g] = reinterpret_cast<const std::uint16_t*>(wg0 + g * group_bytes + static_cast<std::size_t>(nb) * kBlock);
+    }
+    __m512 acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
-        __m512i wv[2][8];
-        __m512 dw[2];
-        for (int g = 0; g < 2; ++g) {
-            const std::uint8_t* q = wg[g] + static_cast<std::size_t>(b) * kBlock;
+        const std::uint8_t* a8 = reinterpret_cast<const std::uint8_t*>(a + b * kQK);
+        __m512i x[8];
+        for (int s = 0; s < 8; ++s) x[s] = bcast4(a8 + 4 * s);
+        __m512i is[G], part[G];
+        for (int g = 0; g < G; ++g) {
+            const std::uint8_t* q = wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock;
             prefetch_ahead<kBlock>(q);
             if ((b & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(scales[g] + (b + 32) * kPackRows), _MM_HINT_T0);
-            load_block<Q4>(q, wv[g]);
-            dw[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales[g] + b * kPackRows)));
-        }
-        const std::uint8_t* a8 = reinterpret_cast<const std::uint8_t*>(a + b * kQK);
-        __m512i is[2], part[2];
-        for (int g = 0; g < 2; ++g) {
             is[g] = _mm512_set1_epi32(ab[b]);
             part[g] = _mm512_setzero_si512();
         }
-        for (int s = 0; s < 8; s += 2) {
-            const __m512i x0 = bcast4(a8 + 4 * s), x1 = bcast4(a8 + 4 * (s + 1));
-            for (int g = 0; g < 2; ++g) {
-                is[g] = _mm512_dpbusd_epi32(is[g], wv[g][s], x0);
-                part[g] = _mm512_dpbusd_epi32(part[g], wv[g][s + 1], x1);
+        if constexpr (Q4) {
+            for (int m = 0; m < 4; ++m) {
+                for (int g = 0; g < G; ++g) {
+                    const __m512i w = _mm512_loadu_si512(wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock + 64 * m);
+                    is[g] = _mm512_dpbusd_epi32(is[g], _mm512_and_si512(w, low), x[m]);
+                    part[g] = _mm512_dpbusd_epi32(part[g], _mm512_and_si512(_mm512_srli_epi16(w, 4), low), x[m + 4]);
+                }
+            }
+        } else {
+            for (int c = 0; c < 8; c += 2) {
+                for (int g = 0; g < G; ++g) {
+                    const std::uint8_t* q = wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock;
+                    is[g] = _mm512_dpbusd_epi32(is[g], _mm512_loadu_si512(q + 64 * c), x[c]);
+                    part[g] = _mm512_dpbusd_epi32(part[g], _mm512_loadu_si512(q + 64 * (c + 1)), x[c + 1]);
+                }
             }
         }
         const __m512 da = _mm512_set1_ps(ad[b]);
-        for (int g = 0; g < 2; ++g) {
-            is[g] = _mm512_add_epi32(is[g], part[g]);
-            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[g]), _mm512_mul_ps(dw[g], da), acc[g]);
+        for (int g = 0; g < G; ++g) {
+            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales[g] + b * kPackRows)));
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[g], part[g])), _mm512_mul_ps(dw, da), acc[g]);
         }
     }
-    _mm512_storeu_ps(y, acc[0]);
-    _mm512_mask_storeu_ps(y + kPackRows, mask1, acc[1]);
+    for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * kPackRows, acc[g]);
+    _mm512_mask_storeu_ps(y + (G - 1) * kPackRows, mask_last, acc[G - 1]);
 }
 
 template <bool Q4>
@@ -143,8 +154,8 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
     if (n_tok == 1) {
         std::int64_t g = 0;
         for (; g + 1 < n_groups; g += 2) {
-            group_pair_one_token<Q4>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
-                                     y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows));
+            groups_one_token<Q4, 2>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
+                                    y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows));
         }
         if (g < n_groups) {
             group_tokens<Q4, 1>(nb, w + static_cast<std::size_t>(g) * group_bytes, a, ad, ab, 1, y + g * kPackRows,
