@@ -345,14 +345,16 @@ void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, 
                 });
 }
 
+/// The GEMMs of one instantiation, named as EMBER_DEFINE_PACKED (isa_kernels.hpp) takes them.
+template <bool kVnni>
+struct Gemms {
+    template <bool Q4>
+    static constexpr auto legacy = gemm<kVnni, Q4>;
+    template <bool Q5>
+    static constexpr auto q45k = gemm_q45k<kVnni, Q5>;
+    static constexpr auto q6k = gemm_q6k<kVnni>;
+};
+
 }  // namespace packed_avx2
 }  // namespace
 }  // namespace ember::kernels
-
-/// Defines packed_gemm_q4_0 ... packed_gemm_q6_k of the enclosing ISA namespace.
-#define EMBER_PACKED_AVX2_EXPORTS(kVnni)                                                           \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_0) { packed_avx2::gemm<kVnni, true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q8_0) { packed_avx2::gemm<kVnni, false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_k) { packed_avx2::gemm_q45k<kVnni, false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q5_k) { packed_avx2::gemm_q45k<kVnni, true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q6_k) { packed_avx2::gemm_q6k<kVnni>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }

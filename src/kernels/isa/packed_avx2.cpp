@@ -3,5 +3,5 @@
 #include "kernels/isa/packed_avx2-inl.hpp"
 
 namespace ember::kernels::avx2 {
-EMBER_PACKED_AVX2_EXPORTS(false)
+EMBER_DEFINE_PACKED(packed_avx2::Gemms<false>::legacy, packed_avx2::Gemms<false>::q45k, packed_avx2::Gemms<false>::q6k)
 }  // namespace ember::kernels::avx2

@@ -3,5 +3,5 @@
 #include "kernels/isa/packed_avx2-inl.hpp"
 
 namespace ember::kernels::avx2_vnni {
-EMBER_PACKED_AVX2_EXPORTS(true)
+EMBER_DEFINE_PACKED(packed_avx2::Gemms<true>::legacy, packed_avx2::Gemms<true>::q45k, packed_avx2::Gemms<true>::q6k)
 }  // namespace ember::kernels::avx2_vnni
