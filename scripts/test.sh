@@ -13,6 +13,13 @@ cd "$(dirname "$0")/.."
 # every file is still checked to compile on its own.
 unity=-DCMAKE_UNITY_BUILD=ON
 
+# Each phase reports its wall time on stderr (CI's budget is 25 minutes on 2 cores).
+phase_start=$(date +%s)
+phase_done() {
+  echo "test.sh: $1 took $(( $(date +%s) - phase_start )) s" >&2
+  phase_start=$(date +%s)
+}
+
 # Packages only the tests use: nginx, for ember-server behind a load balancer (server_nginx).
 export EXTRA_PACKAGES="nginx"
 # In CI (CI=true) the benchmarks are not built: they run no test, and CI time is tight (2 cores).
@@ -21,13 +28,14 @@ if [ "${CI:-}" = true ]; then
 else
   scripts/setup.sh
 fi
+phase_done "setup and Release build"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+phase_done "Release ctest"
 
 # ---- ARM64: cross build (scripts/build-aarch64.sh), kernel and end-to-end tests under qemu ------
 # Once on a CPU with dotprod and i8mm (qemu's "max") and once on one without (Cortex-A53), so both
 # the NEON and the dotprod paths run; cpu detection must pick the best path each CPU has.
 if [ "${SKIP_AARCH64:-0}" != 1 ]; then
-  aarch64_start=$(date +%s)
   EXTRA_CMAKE_ARGS=$unity scripts/build-aarch64.sh build-aarch64 test_kernels test_kquants test_model ember-perplexity
   # Every kernel test; end to end: the greedy reference ids ([e2e]; the rest of test_model is
   # kernel-independent and runs natively), a K-quant model's log-probabilities against the scalar
@@ -40,15 +48,17 @@ if [ "${SKIP_AARCH64:-0}" != 1 ]; then
       ctest --test-dir build-aarch64 --output-on-failure -j "$(nproc)" -R "$tests"
     EMBER_QEMU_CPU=${cpu%%:*} build-aarch64/run build-aarch64/bin/test_model "[e2e]"
   done
-  echo "test.sh: aarch64 build and qemu tests took $(( $(date +%s) - aarch64_start )) s" >&2
+  phase_done "aarch64 build and qemu tests"
 fi
 
 if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
   BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo \
     EXTRA_CMAKE_ARGS="-DEMBER_SANITIZE=ON -DEMBER_BUILD_BENCHMARKS=OFF -DEMBER_BUILD_TOOLS=ON $unity" \
     scripts/setup.sh
+  phase_done "ASan/UBSan build"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE no-sanitizer
+  phase_done "ASan/UBSan ctest"
 fi
 
 # ---- ThreadSanitizer: the thread pool, sessions on several threads sharing one Model, the engine -
@@ -64,4 +74,5 @@ if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
   build-tsan/bin/test_session "multi-session: 4 threads x 4 sessions on one Model equal sequential runs"
   # The batching engine: client threads submitting, cancelling and waiting while its worker runs.
   build-tsan/bin/test_engine "[threads]"
+  phase_done "TSan build and tests"
 fi
