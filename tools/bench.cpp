@@ -1,6 +1,8 @@
 // ember-bench: prompt processing (ppN) and generation (tgN) speed like llama-bench, each set
 // against the machine's own limits measured in the same run:
-//   - tg: weight bytes read per token / read bandwidth (streaming-read benchmark, same threads)
+//   - tg: weight bytes read per token / read bandwidth (streaming-read benchmark, same threads);
+//         single-sequence tg rows set each repetition against a read pass run just before it (a
+//         shared machine's bandwidth drifts within seconds) and report the median fraction
 //   - pp: 2 x matrix parameters per token / arithmetic peak (int8 vpdpbusd for quantized
 //         models, f32 FMA for F32/F16/BF16), register-resident loops on all threads.
 //
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -63,6 +66,7 @@ struct Result {
     double mean = 0.0, sd = 0.0;
     double limit_fraction = -1.0;  // < 0: not measured
     std::string limit_kind;        // "bandwidth", "int8 peak", "f32 peak"
+    double limit_gbs = 0.0;        // tg rows: median of the read passes run before each repetition
     int depth = 0;                 // tokens in the context before the test
     // load row: mean and sd are milliseconds; peak RSS and KV cache bytes
     std::int64_t peak_rss_bytes = 0, kv_bytes = 0;
@@ -240,7 +244,14 @@ Result bench_load(const std::string& path, const Args& a, int context) {
 struct Limits {
     ember::BandwidthMeasure bw;
     Peak int8_peak, f32_peak;
+    std::size_t rep_bw_bytes = 0;  // buffer of the read pass before each tg repetition
 };
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 // Loads the model and creates its session (where bad files and sizes fail, before any output),
 // calls after_load(), then runs the tests against the limits.
@@ -369,20 +380,25 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
         };
         start();
         run_gen(1);  // warm-up
-        std::vector<double> tps;
+        std::vector<double> tps, rep_bw, fractions;
         for (int r = 0; r < a.reps; ++r) {
             start();
+            if (bw.bytes_per_second > 0) {  // the bandwidth of this moment (best of 3 passes)
+                rep_bw.push_back(ember::measure_read_bandwidth(limits.rep_bw_bytes, a.threads, 3).bytes_per_second);
+            }
             const auto t0 = Clock::now();
             run_gen(a.n_gen);
             tps.push_back(a.n_gen / seconds(t0));
+            if (!rep_bw.empty()) fractions.push_back(tps.back() * static_cast<double>(matrix_bytes) / rep_bw.back());
         }
         Result res = base;
         res.test = "tg" + std::to_string(a.n_gen) + at_depth;
         res.n_tokens = a.n_gen;
         mean_sd(tps, res.mean, res.sd);
         res.limit_kind = "bandwidth";
-        if (bw.bytes_per_second > 0) {
-            res.limit_fraction = res.mean * static_cast<double>(matrix_bytes) / bw.bytes_per_second;
+        if (!fractions.empty()) {
+            res.limit_fraction = median(fractions);
+            res.limit_gbs = median(rep_bw) / 1e9;
         }
         out.push_back(res);
     }
@@ -455,6 +471,7 @@ int run(int argc, char** argv) {
         std::fprintf(stderr, "ember-bench: measuring read bandwidth (%zu MiB, %d threads) and peaks...\n", a.bw_mib,
                      a.threads);
         limits.bw = ember::measure_read_bandwidth(bytes, a.threads);
+        limits.rep_bw_bytes = std::min<std::uint64_t>(bytes, std::uint64_t{256} << 20);
         limits.int8_peak = measure_int8_peak(a.threads);
         limits.f32_peak = measure_f32_peak(a.threads);
     };
@@ -491,6 +508,10 @@ int run(int argc, char** argv) {
             char limit[64] = "n/a";
             if (r.limit_fraction >= 0) {
                 std::snprintf(limit, sizeof limit, "%.1f%% %s", 100.0 * r.limit_fraction, r.limit_kind.c_str());
+            }
+            if (r.limit_gbs > 0) {
+                const std::size_t used = std::strlen(limit);
+                std::snprintf(limit + used, sizeof limit - used, " (%.1f GB/s)", r.limit_gbs);
             }
             std::printf("| %s | %s | %s | %s | %d | %s | %.2f ± %.2f | %s |\n", r.model.c_str(),
                         format_size(static_cast<double>(r.size_bytes)).c_str(),
@@ -534,11 +555,11 @@ int run(int argc, char** argv) {
             std::printf("%s\n    {\"model\": \"%s\", \"size_bytes\": %lld, \"params\": %lld, \"type\": \"%s\", "
                         "\"threads\": %d, \"test\": \"%s\", \"n_tokens\": %d, \"tps_mean\": %.4f, "
                         "\"tps_sd\": %.4f, \"limit_fraction\": %.4f, \"limit\": \"%s\", \"bytes_per_token\": %lld, "
-                        "\"depth\": %d}",
+                        "\"depth\": %d, \"limit_bandwidth_gbs\": %.3f}",
                         i ? "," : "", ember::json_escape(r.model).c_str(), static_cast<long long>(r.size_bytes),
                         static_cast<long long>(r.params), r.type.c_str(), r.threads, r.test.c_str(), r.n_tokens,
                         r.mean, r.sd, r.limit_fraction, r.limit_kind.c_str(),
-                        static_cast<long long>(r.bytes_per_token), r.depth);
+                        static_cast<long long>(r.bytes_per_token), r.depth, r.limit_gbs);
         }
         std::printf("\n  ]\n}\n");
     }

@@ -1,6 +1,7 @@
 # Smoke test: ember-bench on a small model, -p 16 -n 8 -r 1, output FORMAT checked for shape:
 # a pp and a tg row, then the load row (ms, peak RSS). The md run also takes -d 8 (both tests
-# after 8 tokens of context, named "pp16 @ d8" as llama-bench does).
+# after 8 tokens of context, named "pp16 @ d8" as llama-bench does); the tg row names the
+# bandwidth it was set against (read passes run before its repetitions).
 # FORMAT=parallel: --parallel 1,3 (md): rows "pp16 x1", "tg8 x1", "pp16 x3", "tg8 x3", and bad lists.
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
 ember_resolve_shared(MODEL)
@@ -49,7 +50,7 @@ if(FORMAT STREQUAL "md")
   if(NOT out MATCHES "\\| model \\| size \\| params \\| type \\| threads \\| test \\| t/s \\| of limit \\|")
     message(FATAL_ERROR "md: missing the table header: ${out}")
   endif()
-  foreach(row "pp16${at_depth} \\| ${num} ± ${num} \\| ${num}% f32 peak \\|" "tg8${at_depth} \\| ${num} ± ${num} \\| ${num}% bandwidth \\|"
+  foreach(row "pp16${at_depth} \\| ${num} ± ${num} \\| ${num}% f32 peak \\|" "tg8${at_depth} \\| ${num} ± ${num} \\| ${num}% bandwidth \\(${num} GB/s\\) \\|"
               "load \\| ${num} ± ${num} ms \\| peak RSS ${num} MiB \\(KV cache ${num} MiB\\) \\|")
     if(NOT out MATCHES "\\| ${model_name} \\| ${num} MiB \\| ${num} K \\| F32 \\| 2 \\| ${row}")
       message(FATAL_ERROR "md: no row matching '${row}': ${out}")
@@ -96,6 +97,11 @@ else()
       message(FATAL_ERROR "json: result ${i} (${test}) has no speed or limit: ${out}")
     endif()
   endforeach()
+  # The tg row's bandwidth: the read pass run before its repetition.
+  string(JSON rep_bw GET "${out}" results 1 limit_bandwidth_gbs)
+  if(NOT rep_bw GREATER 0)
+    message(FATAL_ERROR "json: the tg row has no bandwidth of its own: ${out}")
+  endif()
   string(JSON t0 GET "${out}" results 0 test)
   string(JSON t1 GET "${out}" results 1 test)
   string(JSON t2 GET "${out}" results 2 test)
