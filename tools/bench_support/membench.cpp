@@ -32,8 +32,8 @@ std::uint64_t read_slice(const std::uint8_t* p, std::size_t n) {
 }
 
 // The same words read as two streams, the slice's halves side by side: a core keeps more reads
-// in flight with two streams than with one (on the reference Zen 5 VM 5-10% more bandwidth, and
-// decode kernels that read two streams beat the one-stream figure).
+// in flight with two streams than with one (one core of the reference Zen 5 VM read 5-20% more,
+// and the K-quant decode kernels had read more than the one-stream figure).
 std::uint64_t read_slice_halves(const std::uint8_t* p, std::size_t n) {
     using B = xsimd::batch<std::uint64_t>;
     constexpr std::size_t kStep = 2 * B::size * sizeof(std::uint64_t);
