@@ -13,8 +13,10 @@ struct BandwidthMeasure {
     int threads = 0;
 };
 
-/// Allocates `buffer_bytes` (each thread first-touches its slice), then times `passes` full
-/// read passes on `n_threads` threads. Throws ember::Error when the buffer cannot be allocated.
+/// Allocates `buffer_bytes` (each thread first-touches its slice), then times `passes` passes on
+/// `n_threads` threads, each reading the buffer once as one stream a thread and once as two (the
+/// slices' halves side by side); a pass counts its faster read. Throws ember::Error when the
+/// buffer cannot be allocated.
 BandwidthMeasure measure_read_bandwidth(std::size_t buffer_bytes, int n_threads, int passes = 5);
 
 }  // namespace ember
