@@ -129,6 +129,8 @@ void fill_x86(Table& table) {
     // vpmaddubsw on two 8-row halves beats the row tiles in prefill and decode (Q6_K decode is
     // even; docs/kernels-interface.md).
     EMBER_SET_PACKED(avx2, avx2);
+    for (TensorType q : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0}) avx2[q].quantize_act = avx2::quantize_act_q8_0;
+    for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) avx2[q].quantize_act = avx2::quantize_act_q8_1;
 
     IsaTable& vnni = table.derive(Isa::avx2_vnni);
     EMBER_SET_KQUANT(vnni, avx2_vnni);

@@ -100,6 +100,8 @@ EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
 EMBER_DECLARE_PACKED  // the 16-row layouts as two 8-row halves
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_0)    // identical bytes to the scalar quantizer
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_1)
 }  // namespace avx2
 namespace avx2_vnni {  // + AVX-VNNI: vpdpwssd / vpdpbusd on ymm
 EMBER_DECLARE_KQUANT_DOTS
