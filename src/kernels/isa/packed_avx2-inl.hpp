@@ -115,9 +115,9 @@ inline __m256i dot_step(__m256i acc, __m256i w, const std::int8_t* x) {
     return r;
 }
 
-/// The 8 rows' unsigned byte scales of a half (at p) in the form scaled_run takes: int32 lanes
-/// for AVX-VNNI, (sc, sc) int16 pairs for AVX2 (vpmaddwd then multiplies both pair sums of a
-/// lane by sc).
+/// The 8 rows' unsigned byte scales of a half (at p) as the K-quant kernels take them: int32
+/// lanes for AVX-VNNI (scaled_run), (sc, sc) int16 pairs for AVX2 (vpmaddwd then multiplies
+/// both pair sums of a lane by sc).
 template <bool kVnni>
 inline __m256i row_scales(const std::uint8_t* p) {
     const __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
@@ -125,14 +125,12 @@ inline __m256i row_scales(const std::uint8_t* p) {
     return _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
 }
 
-/// acc + sc * (the dots of dot_run), per lane: vpmaddwd by the scale pairs (AVX2), vpmulld after
-/// the vpdpbusd chain (AVX-VNNI).
+/// acc + sc * (the dots of dot_run), per lane, AVX-VNNI: vpmulld after the vpdpbusd chain (the
+/// AVX2 K-quant kernels run their chunks through dot_step and vpmaddwd instead).
 template <bool kVnni, int N>
 inline __m256i scaled_run(__m256i acc, const __m256i* wv, const std::int8_t* x, __m256i sc) {
-    if constexpr (kVnni) return _mm256_add_epi32(acc, _mm256_mullo_epi32(dot_run<true, N>(_mm256_setzero_si256(), wv, x), sc));
-    __m256i s16 = _mm256_maddubs_epi16(wv[0], bcast4(x));
-    for (int c = 1; c < N; ++c) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(wv[c], bcast4(x + 4 * c)));
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(s16, sc));
+    static_assert(kVnni);
+    return _mm256_add_epi32(acc, _mm256_mullo_epi32(dot_run<true, N>(_mm256_setzero_si256(), wv, x), sc));
 }
 
 // Halves [half0, half0 + H) (rows 8 * half .. + 8) of one group against T tokens, for each block
