@@ -61,7 +61,8 @@ std::vector<float> run(const WeightMatrix& w, const float* x, std::int64_t n_tok
 TEST_CASE("matmul: each row's result is bitwise independent of the batch and the thread count",
           "[matmul][batch-invariance]") {
     // 37 rows: two full packed groups and a partial one; 20 tokens: two 8-token tiles and a
-    // remainder, and the sub-batches below cut them at other remainders.
+    // remainder, and the sub-batches below cut them at other remainders (every remainder of the
+    // 4- and 6-token float tiles).
     const std::int64_t n_rows = 37, n_tokens = 20;
     for (TensorType t : kEveryType) {
         const bool kq = t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
@@ -80,7 +81,7 @@ TEST_CASE("matmul: each row's result is bitwise independent of the batch and the
                 for (std::int64_t tk = 0; tk < n_tokens; ++tk) alone.push_back(run(w, x.data() + tk * n, 1, 1, isa));
                 for (const int threads : {1, 3}) {
                     for (const std::int64_t first : {0, 3}) {
-                        for (const std::int64_t count : {1, 2, 5, 8, 9, 17}) {
+                        for (const std::int64_t count : {1, 2, 4, 5, 8, 9, 10, 11, 17}) {
                             if (first + count > n_tokens) continue;
                             CAPTURE(threads, first, count);
                             const auto y = run(w, x.data() + first * n, count, threads, isa);
