@@ -34,7 +34,7 @@ inline void load_block(const std::uint8_t* q, __m512i* wv) {
     if constexpr (Q4) {
         const __m512i low = _mm512_set1_epi8(0x0f);
         for (int m = 0; m < 4; ++m) {
-            const __m512i x = _mm512_loadu_si512(q + 64 * m);
+            const __m512i x = in_register(_mm512_loadu_si512(q + 64 * m));
             wv[m] = _mm512_and_si512(x, low);
             wv[m + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
         }
@@ -123,7 +123,8 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         if constexpr (Q4) {
             for (int m = 0; m < 4; ++m) {
                 for (int g = 0; g < G; ++g) {
-                    const __m512i w = _mm512_loadu_si512(wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock + 64 * m);
+                    const __m512i w =
+                        in_register(_mm512_loadu_si512(wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock + 64 * m));
                     is[g] = _mm512_dpbusd_epi32(is[g], _mm512_and_si512(w, low), x[m]);
                     part[g] = _mm512_dpbusd_epi32(part[g], _mm512_and_si512(_mm512_srli_epi16(w, 4), low), x[m + 4]);
                 }
