@@ -366,9 +366,60 @@ inline void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
 }
 
+// Decode (one token) of Q6_K: the four sub-blocks of a half h with qh lines of parity m (jj = m,
+// m + 2, m + 4, m + 6) read 8 ql lines (low and high nibbles) and 4 qh lines (bit pairs 0-3)
+// once, chunk by chunk into four vpdpbusd chains. The per-token path above loads each ql line
+// twice and each qh line four times. Same integer sums and float steps as group_tokens_q6k<1>.
+inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
+                          const std::int32_t* abias, float* y, __mmask16 mask) {
+    const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
+    __m512 acc = _mm512_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * 256);
+        const std::int32_t* bias = abias + sb * 16;
+        __m512i isum_a = _mm512_setzero_si512(), isum_b = _mm512_setzero_si512();
+        for (int h = 0; h < 2; ++h) {
+            for (int m = 0; m < 2; ++m) {
+                prefetch_ahead<896>(o + 896 * (2 * h + m));
+                const int j0 = 8 * h + m;  // sub-blocks j0, j0 + 2, j0 + 4, j0 + 6
+                __m512i s[4];
+                for (int i = 0; i < 4; ++i) s[i] = _mm512_set1_epi32(bias[j0 + 2 * i]);
+                for (int c = 0; c < 4; ++c) {
+                    const __m512i ql0 = in_register(_mm512_loadu_si512(o + 64 * (16 * h + 4 * m + c)));
+                    const __m512i ql2 = in_register(_mm512_loadu_si512(o + 64 * (16 * h + 4 * (m + 2) + c)));
+                    const __m512i qh = in_register(_mm512_loadu_si512(o + 64 * (32 + 8 * h + 4 * m + c)));
+                    const __m512i w[4] = {  // nibble | (qh bits 2i .. 2i + 1 at bits 4..5)
+                        _mm512_ternarylogic_epi32(_mm512_and_si512(ql0, low), _mm512_slli_epi16(qh, 4), high2, 0xF8),
+                        _mm512_ternarylogic_epi32(_mm512_and_si512(ql2, low), _mm512_slli_epi16(qh, 2), high2, 0xF8),
+                        _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql0, 4), low), qh, high2, 0xF8),
+                        _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql2, 4), low), _mm512_srli_epi16(qh, 2),
+                                                  high2, 0xF8)};
+                    for (int i = 0; i < 4; ++i) s[i] = _mm512_dpbusd_epi32(s[i], w[i], bcast4(at + 16 * (j0 + 2 * i) + 4 * c));
+                }
+                for (int i = 0; i < 4; ++i) {
+                    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 16 * (j0 + 2 * i))));
+                    __m512i& isum = i % 2 ? isum_b : isum_a;
+                    isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(s[i], sc));
+                }
+            }
+        }
+        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 3072 + 256)));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_a, isum_b)), _mm512_mul_ps(dv, _mm512_set1_ps(ad[sb])), acc);
+    }
+    _mm512_mask_storeu_ps(y, mask, acc);
+}
+
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
               std::int64_t n_tok, float* y, std::int64_t ldy) {
+    if (n_tok == 1) {
+        for (std::int64_t g = 0; g < n_groups; ++g) {
+            one_token_q6k(nsb, w + static_cast<std::size_t>(g) * group_bytes, a, ad, abias, y + g * kPackRows,
+                          row_mask(n_valid_rows - g * kPackRows));
+        }
+        return;
+    }
     packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
                        [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
                            group_tokens_q6k<T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
