@@ -17,7 +17,7 @@ inline float h2f(std::uint16_t h) { return _cvtsh_ss(h); }
 
 /// A loaded vector the compiler must hold in a register: GCC otherwise folds the load into each
 /// instruction that reads it, so a weight line split into two nibbles was loaded twice (AVX-512
-/// Q4_0 decode kernel 24 -> 16 cycles a block pair in L1, 23 -> 31 GB/s from memory).
+/// Q4_0 decode kernel 24 -> 16 cycles a pair of blocks in L1).
 template <class V>
 inline V in_register(V v) {
     asm("" : "+v"(v));
