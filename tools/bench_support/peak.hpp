@@ -25,4 +25,8 @@ std::int64_t peak_f32_scalar(std::int64_t iters, float* sink) noexcept;
 std::int64_t peak_f32_avx2(std::int64_t iters, float* sink) noexcept;     ///< vfmadd ymm
 std::int64_t peak_f32_avx512(std::int64_t iters, float* sink) noexcept;   ///< vfmadd zmm
 
+/// bf16 pair dot into f32 (what BF16 weights run on where the CPU has it): vdpbf16ps zmm, 32
+/// multiply-adds per instruction. Needs AVX512_BF16.
+std::int64_t peak_bf16_avx512(std::int64_t iters, float* sink) noexcept;
+
 }  // namespace ember::kernels

@@ -1,5 +1,5 @@
-// AVX-512 peak loops: vpdpbusd and vfmadd on zmm over 12 independent accumulators (two ports x
-// latency up to 6). Kernel code only.
+// AVX-512 peak loops: vpdpbusd, vfmadd and vdpbf16ps on zmm over 12 independent accumulators
+// (two ports x latency up to 6). Kernel code only.
 #include <immintrin.h>
 
 #include "bench_support/peak.hpp"
@@ -51,6 +51,27 @@ std::int64_t peak_f32_avx512(std::int64_t iters, float* sink) noexcept {
     _mm512_store_ps(lanes, s);
     *sink = lanes[0] + lanes[15];
     return iters * 12 * 16 * 2;
+}
+
+std::int64_t peak_bf16_avx512(std::int64_t iters, float* sink) noexcept {
+    const __m512bh w = (__m512bh)_mm512_set1_epi16(static_cast<short>(0x3a83));  // bf16 ~0.001
+    const __m512bh x = (__m512bh)_mm512_set1_epi16(static_cast<short>(*sink > 2.0f ? 0x3f80 : 0x3f00));
+#define DECL(i) __m512 acc##i = _mm512_set1_ps(static_cast<float>(i + 1));
+    EMBER_PEAK_12(DECL)
+#undef DECL
+    for (std::int64_t it = 0; it < iters; ++it) {
+#define STEP(i) acc##i = _mm512_dpbf16_ps(acc##i, w, x);
+        EMBER_PEAK_12(STEP)
+#undef STEP
+    }
+    __m512 s = _mm512_setzero_ps();
+#define SUM(i) s = _mm512_add_ps(s, acc##i);
+    EMBER_PEAK_12(SUM)
+#undef SUM
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, s);
+    *sink = lanes[0] + lanes[15];
+    return iters * 12 * 32 * 2;
 }
 
 #undef EMBER_PEAK_12
