@@ -32,48 +32,42 @@ std::int64_t peak_int8_avx512(std::int64_t iters, std::int32_t* sink) noexcept {
     return iters * 12 * 64 * 2;
 }
 
+// 12 f32 chains acc0..acc11 (from 1..12), each stepped `iters` times by STEP(i); the sum of their
+// lanes goes to *sink so the loop cannot be dropped.
+#define EMBER_F32_DECL(i) __m512 acc##i = _mm512_set1_ps(static_cast<float>(i + 1));
+#define EMBER_F32_SUM(i) s = _mm512_add_ps(s, acc##i);
+#define EMBER_PEAK_F32_CHAINS(STEP)                                      \
+    EMBER_PEAK_12(EMBER_F32_DECL)                                        \
+    for (std::int64_t it = 0; it < iters; ++it) {                        \
+        EMBER_PEAK_12(STEP)                                              \
+    }                                                                    \
+    __m512 s = _mm512_setzero_ps();                                      \
+    EMBER_PEAK_12(EMBER_F32_SUM)                                         \
+    alignas(64) float lanes[16];                                         \
+    _mm512_store_ps(lanes, s);                                           \
+    *sink = lanes[0] + lanes[15];
+
 std::int64_t peak_f32_avx512(std::int64_t iters, float* sink) noexcept {
     const __m512 m = _mm512_set1_ps(*sink * 0.0f + 0.999999f);
     const __m512 c = _mm512_set1_ps(1e-7f);
-#define DECL(i) __m512 acc##i = _mm512_set1_ps(static_cast<float>(i + 1));
-    EMBER_PEAK_12(DECL)
-#undef DECL
-    for (std::int64_t it = 0; it < iters; ++it) {
 #define STEP(i) acc##i = _mm512_fmadd_ps(acc##i, m, c);
-        EMBER_PEAK_12(STEP)
+    EMBER_PEAK_F32_CHAINS(STEP)
 #undef STEP
-    }
-    __m512 s = _mm512_setzero_ps();
-#define SUM(i) s = _mm512_add_ps(s, acc##i);
-    EMBER_PEAK_12(SUM)
-#undef SUM
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, s);
-    *sink = lanes[0] + lanes[15];
     return iters * 12 * 16 * 2;
 }
 
 std::int64_t peak_bf16_avx512(std::int64_t iters, float* sink) noexcept {
     const __m512bh w = (__m512bh)_mm512_set1_epi16(static_cast<short>(0x3a83));  // bf16 ~0.001
     const __m512bh x = (__m512bh)_mm512_set1_epi16(static_cast<short>(*sink > 2.0f ? 0x3f80 : 0x3f00));
-#define DECL(i) __m512 acc##i = _mm512_set1_ps(static_cast<float>(i + 1));
-    EMBER_PEAK_12(DECL)
-#undef DECL
-    for (std::int64_t it = 0; it < iters; ++it) {
 #define STEP(i) acc##i = _mm512_dpbf16_ps(acc##i, w, x);
-        EMBER_PEAK_12(STEP)
+    EMBER_PEAK_F32_CHAINS(STEP)
 #undef STEP
-    }
-    __m512 s = _mm512_setzero_ps();
-#define SUM(i) s = _mm512_add_ps(s, acc##i);
-    EMBER_PEAK_12(SUM)
-#undef SUM
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, s);
-    *sink = lanes[0] + lanes[15];
     return iters * 12 * 32 * 2;
 }
 
+#undef EMBER_PEAK_F32_CHAINS
+#undef EMBER_F32_SUM
+#undef EMBER_F32_DECL
 #undef EMBER_PEAK_12
 
 }  // namespace ember::kernels
