@@ -81,7 +81,7 @@ TEST_CASE("matmul: each row's result is bitwise independent of the batch and the
                 for (std::int64_t tk = 0; tk < n_tokens; ++tk) alone.push_back(run(w, x.data() + tk * n, 1, 1, isa));
                 for (const int threads : {1, 3}) {
                     for (const std::int64_t first : {0, 3}) {
-                        for (const std::int64_t count : {1, 2, 4, 5, 8, 9, 10, 11, 17}) {
+                        for (const std::int64_t count : {1, 2, 4, 5, 7, 8, 9, 10, 17}) {
                             if (first + count > n_tokens) continue;
                             CAPTURE(threads, first, count);
                             const auto y = run(w, x.data() + first * n, count, threads, isa);

@@ -95,6 +95,7 @@ TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-m
                 REQUIRE(packed.packed());
                 REQUIRE_FALSE(plain.packed());
                 for (std::int64_t n_tok : {1, 2, 7, 8, 9, 16, 70}) {
+                    if (n_rows == 100 && (n_tok > 1 || n > (kq ? 256 : 32))) continue;  // decode's groups only
                     const auto x = random_floats(static_cast<std::size_t>(n_tok * n), 99 + static_cast<std::uint32_t>(n_tok));
                     const std::int64_t ldy = n_rows + 5;
                     std::vector<std::byte> scratch(std::max(matmul_scratch_bytes(packed, n_tok),
