@@ -10,23 +10,10 @@
 
 #include <cstdint>
 
+#include "kernels/isa/with_count-inl.hpp"
 #include "kernels/packed_isa.hpp"
 
 namespace ember::kernels {
-namespace packed_detail {
-
-template <int T, typename F>
-inline void call_rest(std::int64_t n, F& f, std::int64_t g, std::int64_t rows, std::int64_t t) {
-    if constexpr (T > 0) {
-        if (n == T) {
-            f.template operator()<T>(g, rows, t);
-        } else {
-            call_rest<T - 1>(n, f, g, rows, t);
-        }
-    }
-}
-
-}  // namespace packed_detail
 
 template <int kMaxT, typename F>
 inline void packed_for_each(std::int64_t n_groups, std::int64_t n_valid_rows, std::int64_t n_tok,
@@ -38,7 +25,7 @@ inline void packed_for_each(std::int64_t n_groups, std::int64_t n_valid_rows, st
             const std::int64_t rows = left < kPackRows ? left : kPackRows;
             std::int64_t t = tb;
             for (; t + kMaxT <= te; t += kMaxT) f.template operator()<kMaxT>(g, rows, t);
-            packed_detail::call_rest<kMaxT - 1>(te - t, f, g, rows, t);
+            with_count<kMaxT - 1>(te - t, [&]<int N>() { f.template operator()<N>(g, rows, t); });
         }
     }
 }

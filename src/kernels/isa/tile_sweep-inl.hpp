@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/isa/with_count-inl.hpp"
+
 namespace ember::kernels {
 namespace {
 
@@ -16,13 +18,7 @@ namespace {
 template <class Micro, int R, int T>
 inline void run_rest(std::int64_t n, std::int64_t nb, const std::uint8_t* w, std::size_t ws, const std::uint8_t* a,
                      std::size_t as, float* y, std::int64_t ldy) {
-    if constexpr (T > 0) {
-        if (n == T) {
-            Micro::template run<R, T>(nb, w, ws, a, as, y, ldy);
-        } else {
-            run_rest<Micro, R, T - 1>(n, nb, w, ws, a, as, y, ldy);
-        }
-    }
+    with_count<T - 1>(n, [&]<int N>() { Micro::template run<R, N>(nb, w, ws, a, as, y, ldy); });
 }
 
 /// Token tiles outside, row tiles inside: a tile's T activation rows stay in cache while the
@@ -41,14 +37,14 @@ inline void sweep_tiles(std::int64_t nb, const void* wv, std::size_t ws, std::in
         }
     }
     for (std::int64_t r = 0; r < r_full; r += R) {
-        run_rest<Micro, R, T - 1>(n_a - t_full, nb, w + r * ws, ws, a + t_full * as, as, y + t_full * ldy + r, ldy);
+        run_rest<Micro, R, T>(n_a - t_full, nb, w + r * ws, ws, a + t_full * as, as, y + t_full * ldy + r, ldy);
     }
     std::int64_t r = r_full;
     for (; r < n_w; ++r) {
         for (std::int64_t t = 0; t < t_full; t += T) {
             Micro::template run<1, T>(nb, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
         }
-        run_rest<Micro, 1, T - 1>(n_a - t_full, nb, w + r * ws, ws, a + t_full * as, as, y + t_full * ldy + r, ldy);
+        run_rest<Micro, 1, T>(n_a - t_full, nb, w + r * ws, ws, a + t_full * as, as, y + t_full * ldy + r, ldy);
     }
 }
 
