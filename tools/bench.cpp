@@ -283,8 +283,9 @@ double median(std::vector<double> v) {
 }
 
 // Loads the model and creates its session (where bad files and sizes fail, before any output),
-// calls after_load(), then runs the tests against the limits.
-std::vector<Result> bench_model(const std::string& path, const Args& a, const std::function<void()>& after_load,
+// calls after_load(weight type), then runs the tests against the limits.
+std::vector<Result> bench_model(const std::string& path, const Args& a,
+                                const std::function<void(std::string_view)>& after_load,
                                 const Limits& limits) {
     ember::ModelOptions mo;
     mo.threads = a.threads;
@@ -302,7 +303,7 @@ std::vector<Result> bench_model(const std::string& path, const Args& a, const st
     so.context = context;
     so.batch = std::max({a.n_prompt, std::min(a.depth, 512), 1});
     ember::Session session(model, so);
-    after_load();
+    after_load(info.file_type);
     Result load;
     if (a.load) load = bench_load(path, a, context);
     const ember::BandwidthMeasure& bw = limits.bw;
@@ -487,9 +488,16 @@ int run(int argc, char** argv) {
     if (!a.parallel.empty() && a.depth > 0) throw UsageError("--parallel and -d cannot be combined");
 
     Limits limits;
-    bool measured = false;
-    const auto measure_limits = [&] {  // once, after the first model loaded
-        if (measured || !a.limits) return;
+    bool measured = false, measured_bf16 = false;
+    // Bandwidth and the int8/f32 peaks once, after the first model loaded; the bf16 peak with the
+    // first BF16 model (only BF16 weights run on it).
+    const auto measure_limits = [&](std::string_view type) {
+        if (!a.limits) return;
+        if (type == "BF16" && !measured_bf16) {
+            measured_bf16 = true;
+            limits.bf16_peak = measure_bf16_peak(a.threads);
+        }
+        if (measured) return;
         measured = true;
         const std::uint64_t bytes = std::uint64_t{a.bw_mib} << 20;
         ember::check_memory(bytes, "--bw-mib " + std::to_string(a.bw_mib) + " (the bandwidth buffer)");
@@ -499,12 +507,11 @@ int run(int argc, char** argv) {
         limits.rep_bw_bytes = std::min<std::uint64_t>(bytes, std::uint64_t{256} << 20);
         limits.int8_peak = measure_int8_peak(a.threads);
         limits.f32_peak = measure_f32_peak(a.threads);
-        limits.bf16_peak = measure_bf16_peak(a.threads);
     };
     std::vector<Result> results;
     for (const auto& m : a.models) {
-        const auto announce = [&] {
-            measure_limits();
+        const auto announce = [&](std::string_view type) {
+            measure_limits(type);
             std::fprintf(stderr, "ember-bench: %s\n", ember::printable(m).c_str());
         };
         for (auto& r : bench_model(m, a, announce, limits)) results.push_back(std::move(r));
