@@ -269,7 +269,9 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
     // the positions any of them reads; row i reads its own [first, pos] of them (sliding windows
     // start later). One task per (block, key/value head) runs the `group` query heads of each row
     // over the runs of consecutive cache rows (one per page).
-    // Threads by the keys and values read (decode at a short depth is not worth a second one).
+    // Threads by the keys and values read times the query heads that read each of them (decode at a
+    // short depth is not worth a second thread; by bytes alone TinyLlama's decode ran its 8-head
+    // groups on one thread until depth 128, 16 us a layer at depth 64 with the other thread idle).
     std::int64_t kv_bytes = 0, n_blocks = 0;
     for (std::int64_t i = 0; i < n; ++i) {
         const BatchRow& r = rows[sz(i)];
@@ -295,7 +297,7 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
         s.block_keys_[sz(2 * b + 1)] = last;
     }
     const std::int64_t scratch_floats = kernels::attend_scratch_floats(s.block_rows_ * group, s.n_ctx_, hd);
-    parallel_for(n_blocks * c_.n_head_kv, threads_for(kv_bytes, n_threads), 1, [&](std::int64_t begin, std::int64_t end, int worker) {
+    parallel_for(n_blocks * c_.n_head_kv, threads_for(kv_bytes * group, n_threads), 1, [&](std::int64_t begin, std::int64_t end, int worker) {
         float* scratch = &s.scores_[sz(worker * scratch_floats)];
         kernels::KvRun* runs = &s.runs_[sz(worker * s.max_runs_)];
         for (std::int64_t task = begin; task < end; ++task) {
