@@ -1,5 +1,6 @@
-// Kernel micro-benchmarks: matvec bandwidth (GB/s of weights streamed, matrix larger than L3),
-// matvec speed on a matrix that stays in L2 (the kernel's own rate: decode is kernel-bound on a
+// Kernel micro-benchmarks: matvec bandwidth (GB/s of weights streamed, matrix larger than L3, and
+// that as a fraction of a read pass of the same size run just before it: how close the kernel
+// streams to what the threads can read), matvec speed on a matrix that stays in L2 (the kernel's own rate: decode is kernel-bound on a
 // machine whose memory is faster than it) and prefill matmul throughput (GOP/s, 2 ops per
 // multiply-add) per weight type and ISA.
 // ISAs are interleaved within each repetition; medians are reported.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "bench_stats.hpp"
+#include "bench_support/membench.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/quants.hpp"
@@ -79,8 +81,8 @@ int main(int argc, char** argv) {
     std::printf("threads=%d reps=%d detected=%s; matvec %lld cols, >= %zu MiB of weights; prefill %lldx%lld x %lld tokens\n",
                 threads, reps, isa_name(detected_isa()).data(), static_cast<long long>(n_cols), kDecodeBytes >> 20,
                 static_cast<long long>(prefill_rows), static_cast<long long>(n_cols), static_cast<long long>(prefill_tokens));
-    std::printf("%-6s %-7s %12s %12s %14s %12s\n", "type", "isa", "matvec GB/s", "matvec ms", "in-L2 GB/s",
-                "prefill GOP/s");
+    std::printf("%-6s %-7s %12s %8s %12s %14s %12s\n", "type", "isa", "matvec GB/s", "of read", "matvec ms",
+                "in-L2 GB/s", "prefill GOP/s");
     const TensorType types[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
                                 TensorType::Q8_0, TensorType::F16, TensorType::BF16, TensorType::F32};
     for (TensorType t : types) {
@@ -100,11 +102,13 @@ int main(int argc, char** argv) {
         std::vector<float> y1(static_cast<std::size_t>(decode_rows)), yp(static_cast<std::size_t>(prefill_rows * prefill_tokens));
         std::vector<float> yc(static_cast<std::size_t>(cached_rows));
         std::vector<std::byte> s1(matmul_scratch_bytes(big.w, 1)), sp(matmul_scratch_bytes(small.w, prefill_tokens));
-        std::vector<std::vector<double>> tdec(isas.size()), tpre(isas.size()), tcache(isas.size());
+        std::vector<std::vector<double>> tdec(isas.size()), tpre(isas.size()), tcache(isas.size()), of_read(isas.size());
         for (std::size_t i = 0; i < isas.size(); ++i) seconds_of(big.w, x1, 1, y1, s1, threads, isas[i]);  // warm
         for (int r = 0; r < reps; ++r) {
+            const double read = measure_read_bandwidth(big.w.bytes(), threads, 1).bytes_per_second;
             for (std::size_t i = 0; i < isas.size(); ++i) {
                 tdec[i].push_back(seconds_of(big.w, x1, 1, y1, s1, threads, isas[i]));
+                of_read[i].push_back(static_cast<double>(big.w.bytes()) / tdec[i].back() / read);
                 seconds_of(cached.w, x1, 1, yc, s1, threads, isas[i]);  // into the caches
                 double best = 1e30;  // a few calls: the fastest is the one not disturbed
                 for (int k = 0; k < 20; ++k) best = std::min(best, seconds_of(cached.w, x1, 1, yc, s1, threads, isas[i]));
@@ -116,8 +120,8 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < isas.size(); ++i) {
             const double td = median(tdec[i]), tp = median(tpre[i]);
             const double gops = 2.0 * static_cast<double>(prefill_rows * n_cols * prefill_tokens) / tp * 1e-9;
-            std::printf("%-6s %-7s %12.2f %12.3f %14.2f %12.1f\n", name.c_str(), isa_name(isas[i]).data(),
-                        static_cast<double>(big.w.bytes()) / td * 1e-9, td * 1e3,
+            std::printf("%-6s %-7s %12.2f %7.0f%% %12.3f %14.2f %12.1f\n", name.c_str(), isa_name(isas[i]).data(),
+                        static_cast<double>(big.w.bytes()) / td * 1e-9, 100.0 * median(of_read[i]), td * 1e3,
                         static_cast<double>(cached.w.bytes()) / median(tcache[i]) * 1e-9, gops);
         }
         std::fflush(stdout);

@@ -1,7 +1,8 @@
 // K-quant matrix-vector throughput (decode): GB/s of weights streamed per type, ISA and thread
 // count, through the real matmul path (activation quantization included).
 //   hot:  one rows x cols matrix, repeated (may sit in the last-level cache)
-//   cold: a rotation of copies totalling >= 512 MiB, so every pass comes from DRAM
+//   cold: a rotation of copies totalling >= 512 MiB, so every pass comes from DRAM; "of read":
+//         cold as a fraction of a 256 MiB read pass on as many threads just before it
 //   cpu:  1 thread, timed by thread CPU time (robust on a loaded machine: preemption excluded)
 //   kernel: the bare vec_dot over an L2-resident block of rows (compute ceiling), CPU time
 //   pp64: prefill of 64 tokens, 1 thread, CPU time, in GOP/s (2 ops per weight per token)
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support/membench.hpp"
 #include "gguf/gguf_file.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/kquant.hpp"
@@ -67,8 +69,8 @@ int main(int argc, char** argv) {
     }
     std::printf("bench_kquants: %lld x %lld, detected ISA %s\n", static_cast<long long>(rows),
                 static_cast<long long>(cols), std::string(isa_name(detected_isa())).c_str());
-    std::printf("%-5s %-7s %7s %9s %9s %9s %11s %10s %10s\n", "type", "isa", "threads", "hot GB/s",
-                "cold GB/s", "cpu GB/s", "kernel GB/s", "us/matvec", "pp64 GOP/s");
+    std::printf("%-5s %-7s %7s %9s %9s %8s %9s %11s %10s %10s\n", "type", "isa", "threads", "hot GB/s",
+                "cold GB/s", "of read", "cpu GB/s", "kernel GB/s", "us/matvec", "pp64 GOP/s");
 
     const auto x = random_row(cols, 99);
     const std::int64_t n_prefill = 64;
@@ -111,6 +113,7 @@ int main(int argc, char** argv) {
                 for (int r = 0; r < hot_reps; ++r) matmul(mats[0], x.data(), 1, y.data(), rows, scratch, threads, isa);
                 const double hot = seconds_since(t0) / hot_reps;
                 const std::size_t cold_reps = isa == Isa::scalar ? n_copies : 2 * n_copies;
+                const double read = measure_read_bandwidth(std::size_t{256} << 20, threads, 1).bytes_per_second;
                 t0 = std::chrono::steady_clock::now();
                 for (std::size_t r = 0; r < cold_reps; ++r) {
                     matmul(mats[r % n_copies], x.data(), 1, y.data(), rows, scratch, threads, isa);
@@ -139,9 +142,10 @@ int main(int argc, char** argv) {
                     matmul(mats[0], xp.data(), n_prefill, yp.data(), rows, scratch, 1, isa);
                     pp_gops = 2.0 * rows * cols * n_prefill / (thread_cpu_seconds() - c0) * 1e-9;
                 }
-                std::printf("%-5s %-7s %7d %9.1f %9.1f %9.1f %11.1f %10.1f %10.1f\n",
+                std::printf("%-5s %-7s %7d %9.1f %9.1f %7.0f%% %9.1f %11.1f %10.1f %10.1f\n",
                             std::string(tensor_type_name(t)).c_str(), std::string(isa_name(isa)).c_str(),
-                            threads, mat_bytes / hot * 1e-9, mat_bytes / cold * 1e-9, cpu_gbs, kernel_gbs,
+                            threads, mat_bytes / hot * 1e-9, mat_bytes / cold * 1e-9, 100.0 * mat_bytes / cold / read,
+                            cpu_gbs, kernel_gbs,
                             hot * 1e6, pp_gops);
             }
         }
