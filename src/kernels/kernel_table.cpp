@@ -131,6 +131,7 @@ void fill_x86(Table& table) {
     EMBER_SET_PACKED(avx2, avx2);
     for (TensorType q : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0}) avx2[q].quantize_act = avx2::quantize_act_q8_0;
     for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) avx2[q].quantize_act = avx2::quantize_act_q8_1;
+    for (TensorType q : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) avx2[q].quantize_act = avx2::quantize_act_q8_k;
 
     IsaTable& vnni = table.derive(Isa::avx2_vnni);
     EMBER_SET_KQUANT(vnni, avx2_vnni);
@@ -145,6 +146,7 @@ void fill_x86(Table& table) {
         avx512[q].quantize_act = avx512::quantize_act_q8_0;
     }
     for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) avx512[q].quantize_act = avx512::quantize_act_q8_1;
+    for (TensorType q : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) avx512[q].quantize_act = avx512::quantize_act_q8_k;
     EMBER_SET_PACKED(avx512, avx512);  // vpdpbusd on 16 interleaved rows beats the row tiles
 }
 #endif

@@ -102,6 +102,7 @@ EMBER_DECLARE_KQUANT_TILES
 EMBER_DECLARE_PACKED  // the 16-row layouts as two 8-row halves
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_0)    // identical bytes to the scalar quantizer
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_1)
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_k)    // identical bytes to quantize_row_q8_k
 }  // namespace avx2
 namespace avx2_vnni {  // + AVX-VNNI: vpdpwssd / vpdpbusd on ymm
 EMBER_DECLARE_KQUANT_DOTS
@@ -120,6 +121,7 @@ EMBER_DECLARE_VEC_DOT(vec_dot_bf16_dp)           // needs AVX512_BF16 (vdpbf16ps
 EMBER_DECLARE_TILE(tile_bf16_dp)
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_0)    // identical bytes to the scalar quantizer
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_1)
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_k)    // identical bytes to quantize_row_q8_k
 }  // namespace avx512
 namespace neon {  // ARMv8-A Advanced SIMD: smull + sadalp
 EMBER_DECLARE_FLOAT_KERNELS

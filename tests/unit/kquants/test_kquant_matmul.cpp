@@ -2,8 +2,11 @@
 // ISA (decode and prefill shapes) and dequantize_row.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernels/dispatch.hpp"
@@ -54,6 +57,41 @@ TEST_CASE("K-quant types are registered for every ISA with Q8_K activations", "[
         }
     }
     CHECK(ember::kernels::type_kernels(TensorType::Q2_K, Isa::scalar) == nullptr);
+}
+
+TEST_CASE("Q8_K activations: every ISA writes quantize_row_q8_k's bytes", "[kquants][isa]") {
+    // One superblock per case: random; the largest magnitude negative; +a before -a and -a
+    // before +a (the first counts); NaN and infinity lanes; all zero; all NaN; a denormal maximum
+    // (iscale overflows to -inf); values whose scaled form ends in .5 (ties to even, and no
+    // multiply-add may fuse the scaling into the rounding); -0.0 only.
+    constexpr int kCases = 10;
+    auto x = gaussian(kCases * kQK_K, 41);
+    const auto block = [&](int c) { return x.data() + c * kQK_K; };
+    block(1)[17] = -30.0f;
+    block(2)[3] = 12.0f, block(2)[200] = -12.0f;
+    block(3)[3] = -12.0f, block(3)[200] = 12.0f;
+    block(4)[9] = std::numeric_limits<float>::quiet_NaN(), block(4)[10] = -std::numeric_limits<float>::infinity();
+    std::fill_n(block(5), kQK_K, 0.0f);
+    std::fill_n(block(6), kQK_K, std::numeric_limits<float>::quiet_NaN());
+    std::fill_n(block(7), kQK_K, 0.0f);
+    block(7)[100] = 1e-40f, block(7)[101] = -5e-41f;
+    for (int j = 0; j < kQK_K; ++j) block(8)[j] = -2.7182817f * (static_cast<float>(j % 127) + 0.5f) / 127.f;
+    block(8)[0] = -2.7182817f;  // x * iscale lands on or next to k + 0.5: a fused multiply-add rounds it otherwise
+    std::fill_n(block(9), kQK_K, -0.0f);
+    std::vector<BlockQ8K> want(kCases);
+    ember::kernels::quantize_row_q8_k(x.data(), want.data(), kCases * kQK_K);
+    for (Isa isa : available()) {
+        for (TensorType t : kWeightTypes) {
+            INFO(ember::tensor_type_name(t) << " " << ember::kernels::isa_name(isa));
+            std::vector<std::uint8_t> got(kCases * sizeof(BlockQ8K) + 1, 0x5A);  // misaligned by one byte
+            ember::kernels::type_kernels(t, isa)->quantize_act(x.data(), got.data() + 1, kCases * kQK_K);
+            for (int c = 0; c < kCases; ++c) {
+                INFO("case " << c);
+                CHECK(std::memcmp(got.data() + 1 + c * sizeof(BlockQ8K), &want[static_cast<std::size_t>(c)],
+                                  sizeof(BlockQ8K)) == 0);
+            }
+        }
+    }
 }
 
 TEST_CASE("K-quant matmul on every ISA matches the float reference", "[kquants]") {
