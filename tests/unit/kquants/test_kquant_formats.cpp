@@ -7,9 +7,11 @@
 #include <random>
 
 #include "ember/error.hpp"
+#include "gguf/gguf_file.hpp"
 #include "kernels/fp16.hpp"
 #include "kernels/quants.hpp"
 #include "kquant_test_util.hpp"
+#include "support/shared_data.hpp"
 
 using namespace kq_test;
 using ember::TensorType;
@@ -253,4 +255,39 @@ TEST_CASE("quantize_row(type) writes K-quant rows with the reference quantizers"
         INFO(ember::tensor_type_name(type));
         CHECK(got == expect);
     }
+}
+
+TEST_CASE("the reference quantizers reproduce llama-quantize's rows of quant-ref", "[kquants][quantize]") {
+    // Every quantized tensor of llama-quantize's files against quantize_row of the F32 original,
+    // row by row: the quantizers' float order on this platform (ARM64 once fused their products
+    // and sums into FMAs, which changed ties), apart from the tool's file writing.
+    EMBER_REQUIRE_SHARED("models/quant-ref/kq-f32.gguf");
+    const auto f32 = ember::gguf::File::open(ember_test::shared_file("models/quant-ref/kq-f32.gguf").string());
+    int checked = 0;
+    for (const char* name : {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K_S", "Q5_K_S", "Q6_K"}) {
+        const std::string ref = std::string("models/quant-ref/kq-") + name + ".gguf";
+        if (EMBER_SHARED_MISSING(ref)) continue;
+        const auto q = ember::gguf::File::open(ember_test::shared_file(ref).string());
+        for (const auto& t : q.tensors()) {
+            if (t.type == TensorType::F32 || t.type == TensorType::F16 || t.type == TensorType::BF16) continue;
+            const auto* src = f32.find_tensor(t.name);
+            REQUIRE(src != nullptr);
+            REQUIRE(src->type == TensorType::F32);
+            INFO(name << " " << t.name << " as " << ember::tensor_type_name(t.type));
+            const std::int64_t n = t.ne[0];
+            const std::size_t row_bytes = t.row_bytes();
+            std::vector<std::uint8_t> row(row_bytes);
+            std::vector<float> x(static_cast<std::size_t>(n));
+            for (std::int64_t r = 0; r < t.n_rows(); ++r) {
+                std::memcpy(x.data(), src->data + static_cast<std::size_t>(r * n) * sizeof(float), x.size() * sizeof(float));
+                quantize_row(t.type, x.data(), row.data(), n);
+                if (std::memcmp(row.data(), t.data + static_cast<std::size_t>(r) * row_bytes, row_bytes) != 0) {
+                    FAIL_CHECK("row " << r << " differs");
+                    break;
+                }
+            }
+            ++checked;
+        }
+    }
+    CHECK(checked > 0);
 }
