@@ -56,10 +56,11 @@ inline float amax256(const float* x) {
 inline int first_at256(const float* x, float amax) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 va = _mm256_set1_ps(amax);
-    for (int i = 0;; ++i) {
+    for (int i = 0; i < 32; ++i) {
         const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + 8 * i), abs_mask), va, _CMP_EQ_OQ));
         if (hit != 0) return 8 * i + __builtin_ctz(static_cast<unsigned>(hit));
     }
+    return 0;  // not reached: amax is one of the magnitudes
 }
 
 // min(127, nearest_int(x * iscale)) for 8 values, as int32.

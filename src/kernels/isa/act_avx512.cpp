@@ -38,10 +38,11 @@ inline float amax256(const float* x) {
 inline int first_at256(const float* x, float amax) {
     const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
     const __m512 va = _mm512_set1_ps(amax);
-    for (int i = 0;; ++i) {
+    for (int i = 0; i < 16; ++i) {
         const __mmask16 hit = _mm512_cmp_ps_mask(_mm512_and_ps(_mm512_loadu_ps(x + 16 * i), abs_mask), va, _CMP_EQ_OQ);
         if (hit != 0) return 16 * i + __builtin_ctz(hit);
     }
+    return 0;  // not reached: amax is one of the magnitudes
 }
 
 inline int quantize16_q8k(const float* x, float iscale, std::int8_t* qs) {
