@@ -83,11 +83,12 @@ TEST_CASE("Q8_K activations: every ISA writes quantize_row_q8_k's bytes", "[kqua
     for (Isa isa : available()) {
         for (TensorType t : kWeightTypes) {
             INFO(ember::tensor_type_name(t) << " " << ember::kernels::isa_name(isa));
-            std::vector<std::uint8_t> got(kCases * sizeof(BlockQ8K) + 1, 0x5A);  // misaligned by one byte
-            ember::kernels::type_kernels(t, isa)->quantize_act(x.data(), got.data() + 1, kCases * kQK_K);
+            // 4 bytes past an allocation's start: BlockQ8K's alignment, not a vector's.
+            std::vector<std::uint8_t> got(kCases * sizeof(BlockQ8K) + 4, 0x5A);
+            ember::kernels::type_kernels(t, isa)->quantize_act(x.data(), got.data() + 4, kCases * kQK_K);
             for (int c = 0; c < kCases; ++c) {
                 INFO("case " << c);
-                CHECK(std::memcmp(got.data() + 1 + c * sizeof(BlockQ8K), &want[static_cast<std::size_t>(c)],
+                CHECK(std::memcmp(got.data() + 4 + c * sizeof(BlockQ8K), &want[static_cast<std::size_t>(c)],
                                   sizeof(BlockQ8K)) == 0);
             }
         }
