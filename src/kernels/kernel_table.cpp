@@ -100,13 +100,6 @@ void fill_scalar(IsaTable& t) {
         EMBER_SET_DOT_TILE(t, Q6_K, ns, q6_k);                                                   \
     } while (0)
 
-#define EMBER_SET_KQUANT_DOTS(t, ns)                                                             \
-    do {                                                                                         \
-        (t)[TensorType::Q4_K].vec_dot = ns::vec_dot_q4_k;                                        \
-        (t)[TensorType::Q5_K].vec_dot = ns::vec_dot_q5_k;                                        \
-        (t)[TensorType::Q6_K].vec_dot = ns::vec_dot_q6_k;                                        \
-    } while (0)
-
 // The repacked layouts (kernels/packed.hpp), preferred: matrices of these types are repacked at load.
 #define EMBER_SET_PACKED(t, ns)                                                                  \
     do {                                                                                         \
@@ -156,11 +149,11 @@ void fill_arm(Table& table) {
     IsaTable& neon = table.derive(Isa::neon);
     EMBER_SET_FLOAT_ROWS(neon, neon);
     EMBER_SET_LEGACY(neon, neon);
-    EMBER_SET_KQUANT_DOTS(neon, neon);
+    EMBER_SET_KQUANT(neon, neon);
     IsaTable& dotprod = table.derive(Isa::neon_dotprod);
     EMBER_SET_LEGACY(dotprod, neon_dotprod);
-    EMBER_SET_KQUANT_DOTS(dotprod, neon_dotprod);
-    IsaTable& i8mm = table.derive(Isa::neon_i8mm);  // smmla tiles for prefill; vec_dot stays sdot
+    EMBER_SET_KQUANT(dotprod, neon_dotprod);
+    IsaTable& i8mm = table.derive(Isa::neon_i8mm);  // smmla legacy tiles; the rest stays sdot
     i8mm[TensorType::Q4_0].tile = neon_i8mm::tile_q4_0;
     i8mm[TensorType::Q4_1].tile = neon_i8mm::tile_q4_1;
     i8mm[TensorType::Q5_0].tile = neon_i8mm::tile_q5_0;
