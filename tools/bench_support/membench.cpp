@@ -1,7 +1,5 @@
 #include "bench_support/membench.hpp"
 
-#include <xsimd/xsimd.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -19,64 +17,57 @@ namespace {
 // ceiling is read the way they read.
 constexpr std::size_t kPrefetchAhead = 4096;
 
-// Asks for the 64-byte lines of [p, p + bytes) kPrefetchAhead bytes on (a no-op without kPrefetch).
-template <bool kPrefetch>
-inline void prefetch_ahead(const void* p, std::size_t bytes) {
-    if constexpr (kPrefetch) {
-        for (std::size_t off = 0; off < bytes; off += 64) {
-            __builtin_prefetch(static_cast<const std::uint8_t*>(p) + kPrefetchAhead + off);
+// One 64-byte cache line as a GCC/Clang vector: the compiler loads it with the widest registers
+// the function is compiled for (one zmm, two ymm, four xmm or four NEON registers).
+using Line = std::uint64_t __attribute__((vector_size(64)));
+
+// Sums the 64-bit words of [p, p + n) as kStreams equal parts read side by side, a line of each
+// per step, each line prefetched kPrefetchAhead bytes on when kPrefetch; loads dominate.
+template <int kStreams, bool kPrefetch>
+[[gnu::always_inline]] inline std::uint64_t read_lines(const std::uint8_t* p, std::size_t n) {
+    const std::size_t part = n / kStreams / 64 * 64;
+    Line sums[kStreams] = {};
+    for (std::size_t i = 0; i < part; i += 64) {
+        for (int k = 0; k < kStreams; ++k) {
+            const std::uint8_t* q = p + static_cast<std::size_t>(k) * part + i;
+            if constexpr (kPrefetch) __builtin_prefetch(q + kPrefetchAhead);
+            Line line;
+            __builtin_memcpy(&line, q, sizeof line);
+            sums[k] += line;
         }
     }
+    std::uint64_t total = 0;
+    for (int k = 0; k < kStreams; ++k) {
+        for (int w = 0; w < 8; ++w) total += sums[k][w];
+    }
+    for (std::size_t i = kStreams * part; i + 8 <= n; i += 8) {
+        std::uint64_t word;
+        __builtin_memcpy(&word, p + i, sizeof word);
+        total += word;
+    }
+    return total;
 }
 
-// Sums the 64-bit words of [p, p + n) with four independent vector accumulators of the baseline
-// SIMD width (SSE2 on x86-64, NEON on ARM64): loads dominate.
-template <bool kPrefetch>
-std::uint64_t read_slice(const std::uint8_t* p, std::size_t n) {
-    using B = xsimd::batch<std::uint64_t>;
-    constexpr std::size_t kStep = 4 * B::size * sizeof(std::uint64_t);
-    const auto* w = reinterpret_cast<const std::uint64_t*>(p);
-    B s0(std::uint64_t{0}), s1 = s0, s2 = s0, s3 = s0;
-    for (std::size_t i = 0; i + kStep <= n; i += kStep, w += 4 * B::size) {
-        prefetch_ahead<kPrefetch>(w, kStep);
-        s0 += B::load_aligned(w);
-        s1 += B::load_aligned(w + B::size);
-        s2 += B::load_aligned(w + 2 * B::size);
-        s3 += B::load_aligned(w + 3 * B::size);
-    }
-    return xsimd::hadd((s0 + s1) + (s2 + s3));
-}
+// Load width matters to what one core reads: on an Intel Xeon VM one core read 9.9 GB/s with
+// 16-byte loads and 14.7 with 64-byte ones. So x86-64 builds clone the readers for AVX-512 and
+// AVX2 (chosen at load time by the CPU), as the kernels use them.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EMBER_WIDEST_LOADS __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define EMBER_WIDEST_LOADS
+#endif
 
-// The same words read as two streams, the slice's halves side by side: a core keeps more reads
-// in flight with two streams than with one (one core of the reference Zen 5 VM read 5-20% more,
-// and the K-quant decode kernels had read more than the one-stream figure).
-template <bool kPrefetch>
-std::uint64_t read_slice_halves(const std::uint8_t* p, std::size_t n) {
-    using B = xsimd::batch<std::uint64_t>;
-    constexpr std::size_t kStep = 2 * B::size * sizeof(std::uint64_t);
-    const std::size_t half = n / 2 / kStep * kStep;
-    const auto* w0 = reinterpret_cast<const std::uint64_t*>(p);
-    const auto* w1 = reinterpret_cast<const std::uint64_t*>(p + half);
-    B s0(std::uint64_t{0}), s1 = s0, s2 = s0, s3 = s0;
-    for (std::size_t i = 0; i + kStep <= half; i += kStep, w0 += 2 * B::size, w1 += 2 * B::size) {
-        if (i % 64 == 0) {  // each stream's next line once
-            prefetch_ahead<kPrefetch>(w0, std::max<std::size_t>(kStep, 64));
-            prefetch_ahead<kPrefetch>(w1, std::max<std::size_t>(kStep, 64));
-        }
-        s0 += B::load_aligned(w0);
-        s1 += B::load_aligned(w0 + B::size);
-        s2 += B::load_aligned(w1);
-        s3 += B::load_aligned(w1 + B::size);
-    }
-    return xsimd::hadd((s0 + s1) + (s2 + s3)) + read_slice<kPrefetch>(p + 2 * half, n - 2 * half);
-}
+// One stream and two streams a thread (a core keeps more reads in flight with two: 5-20% more on
+// the reference Zen 5 VM), each plainly and with the decode kernels' prefetch (an Intel Xeon core
+// read 14.7 GB/s plainly and 16.3 with two prefetched streams, and the decode kernels, which
+// prefetch, had read up to 117% of the plain figure).
+EMBER_WIDEST_LOADS std::uint64_t read_one(const std::uint8_t* p, std::size_t n) { return read_lines<1, false>(p, n); }
+EMBER_WIDEST_LOADS std::uint64_t read_two(const std::uint8_t* p, std::size_t n) { return read_lines<2, false>(p, n); }
+EMBER_WIDEST_LOADS std::uint64_t read_one_prefetched(const std::uint8_t* p, std::size_t n) { return read_lines<1, true>(p, n); }
+EMBER_WIDEST_LOADS std::uint64_t read_two_prefetched(const std::uint8_t* p, std::size_t n) { return read_lines<2, true>(p, n); }
 
 using ReadFn = std::uint64_t (*)(const std::uint8_t*, std::size_t);
-
-// One and two streams a thread, each also with the lines prefetched 4 KiB ahead as decode's
-// kernels do (an Intel Xeon core read 10.3 GB/s plainly, 14.8 prefetching, and its Q4_0 decode
-// kernel streamed 14.7: without it decode read "117%" of the ceiling).
-constexpr ReadFn kReads[] = {read_slice<false>, read_slice_halves<false>, read_slice<true>, read_slice_halves<true>};
+constexpr ReadFn kReads[] = {read_one, read_two, read_one_prefetched, read_two_prefetched};
 
 }  // namespace
 

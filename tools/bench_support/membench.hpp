@@ -16,7 +16,7 @@ struct BandwidthMeasure {
 /// Allocates `buffer_bytes` (each thread first-touches its slice), then times `passes` passes on
 /// `n_threads` threads, each reading the buffer as one stream a thread and as two (the slices'
 /// halves side by side), each plainly and with lines prefetched 4 KiB ahead (as the decode
-/// kernels read); a pass counts its fastest read. Throws ember::Error when the buffer cannot be
+/// kernels read), with the widest loads the CPU has; a pass counts its fastest read. Throws ember::Error when the buffer cannot be
 /// allocated.
 BandwidthMeasure measure_read_bandwidth(std::size_t buffer_bytes, int n_threads, int passes = 5);
 
