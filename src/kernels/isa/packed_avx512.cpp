@@ -96,11 +96,17 @@ inline __mmask16 row_mask(std::int64_t rows) {
 // flight. Weights are loaded chunk by chunk next to their vpdpbusd instead of a whole block
 // first (Q4_0 decode +4%, 11 interleaved pairs). Per group the same integer sums (in another
 // order) and float steps as group_tokens<Q4, 1>, so the results are identical.
+// The next call's first n_next groups start at `next`: once a stream's prefetches pass the end of
+// its group's quants, they go to the same place in the next call's group instead (its start), so
+// that call's streams begin with their first 4 KiB in flight rather than as demand misses (a
+// 2048-column Q4_0 group holds 16 KiB of quants). TinyLlama-shaped Q4_0 matvecs on an Intel Xeon
+// VM: +3-4% at 1 and 2 threads (4 runs of 20 interleaved passes); Q8_0 even.
 template <bool Q4, int G>
 inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
                              const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
-                             __mmask16 mask_last) {
+                             __mmask16 mask_last, const std::uint8_t* next, int n_next) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
+    const auto quant_bytes = static_cast<std::int64_t>(nb * kBlock);
     const __m512i low = _mm512_set1_epi8(0x0f);
     const std::uint16_t* scales[G];
     for (int g = 0; g < G; ++g) {
@@ -115,7 +121,12 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         __m512i is[G], part[G];
         for (int g = 0; g < G; ++g) {
             const std::uint8_t* q = wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock;
-            prefetch_ahead<kBlock>(q);
+            const std::int64_t past = b * static_cast<std::int64_t>(kBlock) + static_cast<std::int64_t>(kPrefetchAhead) - quant_bytes;
+            if (past >= 0 && g < n_next) {
+                prefetch_at<kBlock>(next + g * group_bytes + past);
+            } else {
+                prefetch_ahead<kBlock>(q);
+            }
             if ((b & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(scales[g] + (b + 32) * kPackRows), _MM_HINT_T0);
             is[g] = _mm512_set1_epi32(ab[b]);
             part[g] = _mm512_setzero_si512();
@@ -158,13 +169,19 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         // slower. Q8_0 reads twice the bytes a block and measured even with four: it keeps two.
         constexpr int kGroups = Q4 ? 4 : 2;
         std::int64_t g = 0;
+        // The groups after a call (up to as many as it has streams), for its prefetches.
+        const auto n_after = [&](std::int64_t after, int streams) {
+            return n_groups - after < streams ? static_cast<int>(n_groups - after) : streams;
+        };
         for (; g + kGroups <= n_groups; g += kGroups) {
             groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
-                                          y + g * kPackRows, row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows));
+                                          y + g * kPackRows, row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows),
+                                          w + static_cast<std::size_t>(g + kGroups) * group_bytes, n_after(g + kGroups, kGroups));
         }
         if (kGroups == 4 && g + 2 <= n_groups) {
             groups_one_token<Q4, 2>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
-                                    y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows));
+                                    y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows),
+                                    w + static_cast<std::size_t>(g + 2) * group_bytes, n_after(g + 2, 2));
             g += 2;
         }
         if (g < n_groups) {

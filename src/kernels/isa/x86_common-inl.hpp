@@ -29,12 +29,18 @@ inline V in_register(V v) {
 /// machine read ~15 GB/s of packed Q4_0 without it, ~19 with it; Q4_K_M decode +50%).
 constexpr std::size_t kPrefetchAhead = 4096;
 
-/// Prefetches the kBytes that start kPrefetchAhead after p (p need not be line aligned).
+/// Prefetches the kBytes that start at p (p need not be line aligned).
 template <std::size_t kBytes>
-inline void prefetch_ahead(const std::uint8_t* p) {
-    const char* q = reinterpret_cast<const char*>(p + kPrefetchAhead);
+inline void prefetch_at(const std::uint8_t* p) {
+    const char* q = reinterpret_cast<const char*>(p);
     for (std::size_t l = 0; l < kBytes; l += 64) _mm_prefetch(q + l, _MM_HINT_T0);
     if constexpr (kBytes % 64 != 0) _mm_prefetch(q + kBytes - 1, _MM_HINT_T0);
+}
+
+/// Prefetches the kBytes that start kPrefetchAhead after p.
+template <std::size_t kBytes>
+inline void prefetch_ahead(const std::uint8_t* p) {
+    prefetch_at<kBytes>(p + kPrefetchAhead);
 }
 
 inline float hsum_ps(__m256 v) {
