@@ -290,13 +290,10 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::
             for (int c = 0; c < 8; ++c) {
                 const __m512i x = in_register(_mm512_loadu_si512(q + 64 * c));
                 __m512i lo = _mm512_and_si512(x, low), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
-                if constexpr (Q5) {  // bits 2k and 2k + 1 of the qh line to bit 4
+                if constexpr (Q5) {  // +16 where bit 2k (2k + 1) of the qh line is set
                     const __m512i h = in_register(_mm512_loadu_si512(qh + 64 * c));
-                    const int j = 2 * k;
-                    const __m512i hb_lo = j <= 4 ? _mm512_slli_epi16(h, 4 - j) : _mm512_srli_epi16(h, j - 4);
-                    const __m512i hb_hi = j + 1 <= 4 ? _mm512_slli_epi16(h, 3 - j) : _mm512_srli_epi16(h, j - 3);
-                    lo = _mm512_ternarylogic_epi32(lo, hb_lo, bit4, 0xF8);
-                    hi = _mm512_ternarylogic_epi32(hi, hb_hi, bit4, 0xF8);
+                    lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))), lo, bit4);
+                    hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(2 << (2 * k)))), hi, bit4);
                 }
                 const std::uint8_t* x_lo = at + 64 * k + 4 * c;  // sub-block 2k, chunk c
                 if (c < 4) {
