@@ -265,61 +265,107 @@ inline void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const st
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
 }
 
-// Decode (one token) of Q4_K/Q5_K: sub-blocks 2k and 2k + 1 are the low and high nibbles of the
-// same 8 lines, so each line is loaded once (and Q5_K's qh line once) for both, into four
-// vpdpbusd chains. The per-token path above reloads every line for the second nibble and ran
-// at half this speed in cache (Q4_K ~200 -> ~95 cycles a superblock). Same integer sums, same
-// float steps as group_tokens_q45k<1, Q5>: identical results.
-template <bool Q5>
-inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
-                           const std::int32_t* abs, float* y, __mmask16 mask) {
+/// Prefetches kBytes at p + kPrefetchAhead, or `skip` bytes further once that passes `end`, the
+/// end of the stream's group: there a call of G groups has its next call's group for the stream.
+template <std::size_t kBytes>
+inline void prefetch_stream(const std::uint8_t* p, const std::uint8_t* end, std::size_t skip) {
+    const std::uint8_t* t = p + kPrefetchAhead;
+    prefetch_at<kBytes>(t >= end ? t + skip : t);
+}
+
+/// The K-quants' decode loop: groups two at a time (two weight streams), then a lone last group:
+/// f.operator()<G>(first group, row mask of the call's last group, groups after the call up to G).
+template <typename F>
+inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, F&& f) {
+    std::int64_t g = 0;
+    for (; g + 2 <= n_groups; g += 2) {
+        const std::int64_t after = n_groups - (g + 2);
+        f.template operator()<2>(g, row_mask(n_valid_rows - (g + 1) * kPackRows), after < 2 ? static_cast<int>(after) : 2);
+    }
+    if (g < n_groups) f.template operator()<1>(g, row_mask(n_valid_rows - g * kPackRows), 0);
+}
+
+// Decode (one token) of Q4_K/Q5_K, G row groups at a time: sub-blocks 2k and 2k + 1 are the low
+// and high nibbles of the same 8 lines, so each line is loaded once (and Q5_K's qh line once) for
+// both, into four vpdpbusd chains per group. The per-token path above reloads every line for the
+// second nibble and ran at half this speed in cache (Q4_K ~200 -> ~95 cycles a superblock). Two
+// groups share each broadcast activation chunk and give the core two weight streams (with the
+// next call's groups prefetched, prefetch_stream): TinyLlama-shaped matvecs on an Intel Xeon VM
+// +4-8% at one thread and +7-8% at two over one group; four groups measured even in memory
+// and slower in L2. Same integer sums, same float steps as group_tokens_q45k<1, Q5>: identical
+// results.
+template <bool Q5, int G>
+inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
+                           const float* ad, const std::int32_t* abs, float* y, __mmask16 mask_last, int n_next) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;
+    const std::uint8_t* end[G];
+    std::size_t skip[G];
+    for (int g = 0; g < G; ++g) {
+        end[g] = wg0 + g * group_bytes + static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh);
+        skip[g] = g < n_next ? (G - 1) * group_bytes : 0;
+    }
     const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
-        const std::uint8_t* qh = wg + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
-        const std::uint8_t* o = qh + kQh;
+        const std::uint8_t* qh[G];
+        const std::uint8_t* o[G];
+        for (int g = 0; g < G; ++g) {
+            qh[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
+            o[g] = qh[g] + kQh;
+        }
         const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * 256);
-        __m512i isum_lo = _mm512_setzero_si512(), isum_hi = _mm512_setzero_si512();
+        __m512i isum_lo[G], isum_hi[G];
+        for (int g = 0; g < G; ++g) isum_lo[g] = isum_hi[g] = _mm512_setzero_si512();
         for (int k = 0; k < 4; ++k) {  // sub-blocks j = 2k (low nibbles) and 2k + 1 (high)
-            const std::uint8_t* q = o + k * 512;
-            prefetch_ahead<512>(q);
-            if (k == 3) prefetch_ahead<kPackQ4KBytes - 2048>(o + 2048);
-            if (Q5 && k == 0) prefetch_ahead<kQh>(qh);
-            __m512i s_lo = _mm512_setzero_si512(), s2_lo = s_lo, s_hi = s_lo, s2_hi = s_lo;
+            __m512i s_lo[G], s2_lo[G], s_hi[G], s2_hi[G];
+            for (int g = 0; g < G; ++g) {
+                prefetch_stream<512>(o[g] + k * 512, end[g], skip[g]);
+                if (k == 3) prefetch_stream<kPackQ4KBytes - 2048>(o[g] + 2048, end[g], skip[g]);
+                if (Q5 && k == 0) prefetch_stream<kQh>(qh[g], end[g], skip[g]);
+                s_lo[g] = s2_lo[g] = s_hi[g] = s2_hi[g] = _mm512_setzero_si512();
+            }
             for (int c = 0; c < 8; ++c) {
-                const __m512i x = in_register(_mm512_loadu_si512(q + 64 * c));
-                __m512i lo = _mm512_and_si512(x, low), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
-                if constexpr (Q5) {  // +16 where bit 2k (2k + 1) of the qh line is set
-                    const __m512i h = in_register(_mm512_loadu_si512(qh + 64 * c));
-                    lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))), lo, bit4);
-                    hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(2 << (2 * k)))), hi, bit4);
-                }
                 const std::uint8_t* x_lo = at + 64 * k + 4 * c;  // sub-block 2k, chunk c
-                if (c < 4) {
-                    s_lo = _mm512_dpbusd_epi32(s_lo, lo, bcast4(x_lo));
-                    s_hi = _mm512_dpbusd_epi32(s_hi, hi, bcast4(x_lo + 32));
-                } else {
-                    s2_lo = _mm512_dpbusd_epi32(s2_lo, lo, bcast4(x_lo));
-                    s2_hi = _mm512_dpbusd_epi32(s2_hi, hi, bcast4(x_lo + 32));
+                const __m512i xl = bcast4(x_lo), xh = bcast4(x_lo + 32);
+                for (int g = 0; g < G; ++g) {
+                    const __m512i x = in_register(_mm512_loadu_si512(o[g] + k * 512 + 64 * c));
+                    __m512i lo = _mm512_and_si512(x, low), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+                    if constexpr (Q5) {  // +16 where bit 2k (2k + 1) of the qh line is set
+                        const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
+                        lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))), lo, bit4);
+                        hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(2 << (2 * k)))), hi, bit4);
+                    }
+                    if (c < 4) {
+                        s_lo[g] = _mm512_dpbusd_epi32(s_lo[g], lo, xl);
+                        s_hi[g] = _mm512_dpbusd_epi32(s_hi[g], hi, xh);
+                    } else {
+                        s2_lo[g] = _mm512_dpbusd_epi32(s2_lo[g], lo, xl);
+                        s2_hi[g] = _mm512_dpbusd_epi32(s2_hi[g], hi, xh);
+                    }
                 }
             }
-            const auto* sc = reinterpret_cast<const __m128i*>(o + 2048 + 32 * k);
-            isum_lo = _mm512_add_epi32(isum_lo, _mm512_mullo_epi32(_mm512_add_epi32(s_lo, s2_lo), _mm512_cvtepu8_epi32(_mm_loadu_si128(sc))));
-            isum_hi = _mm512_add_epi32(isum_hi, _mm512_mullo_epi32(_mm512_add_epi32(s_hi, s2_hi), _mm512_cvtepu8_epi32(_mm_loadu_si128(sc + 1))));
-        }
-        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 256)));
-        const __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 256 + 32)));
-        __m512i msum = _mm512_setzero_si512();
-        for (int p = 0; p < 4; ++p) {
-            const __m512i mins = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 128 + 32 * p)));
-            msum = _mm512_dpwssd_epi32(msum, mins, _mm512_set1_epi32(abs[sb * 4 + p]));
+            for (int g = 0; g < G; ++g) {
+                const auto* sc = reinterpret_cast<const __m128i*>(o[g] + 2048 + 32 * k);
+                isum_lo[g] = _mm512_add_epi32(isum_lo[g], _mm512_mullo_epi32(_mm512_add_epi32(s_lo[g], s2_lo[g]), _mm512_cvtepu8_epi32(_mm_loadu_si128(sc))));
+                isum_hi[g] = _mm512_add_epi32(isum_hi[g], _mm512_mullo_epi32(_mm512_add_epi32(s_hi[g], s2_hi[g]), _mm512_cvtepu8_epi32(_mm_loadu_si128(sc + 1))));
+            }
         }
         const __m512 da = _mm512_set1_ps(ad[sb]);
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_lo, isum_hi)), _mm512_mul_ps(dv, da), acc);
-        acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(mv, da), acc);
+        for (int g = 0; g < G; ++g) {
+            const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 2048 + 256)));
+            const __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 2048 + 256 + 32)));
+            __m512i msum = _mm512_setzero_si512();
+            for (int p = 0; p < 4; ++p) {
+                const __m512i mins = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 2048 + 128 + 32 * p)));
+                msum = _mm512_dpwssd_epi32(msum, mins, _mm512_set1_epi32(abs[sb * 4 + p]));
+            }
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_lo[g], isum_hi[g])), _mm512_mul_ps(dv, da), acc[g]);
+            acc[g] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(mv, da), acc[g]);
+        }
     }
-    _mm512_mask_storeu_ps(y, mask, acc);
+    for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * kPackRows, acc[g]);
+    _mm512_mask_storeu_ps(y + (G - 1) * kPackRows, mask_last, acc[G - 1]);
 }
 
 template <bool Q5>
@@ -327,10 +373,10 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
                std::int64_t n_tok, float* y, std::int64_t ldy) {
     if (n_tok == 1) {
-        for (std::int64_t g = 0; g < n_groups; ++g) {
-            one_token_q45k<Q5>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a, ad, abs, y + g * kPackRows,
-                               row_mask(n_valid_rows - g * kPackRows));
-        }
+        one_token_pairs(n_groups, n_valid_rows, [&]<int G>(std::int64_t g, __mmask16 mask_last, int n_next) {
+            one_token_q45k<Q5, G>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, abs,
+                                  y + g * kPackRows, mask_last, n_next);
+        });
         return;
     }
     packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
@@ -392,55 +438,78 @@ inline void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std
 // Decode (one token) of Q6_K: the four sub-blocks of a half h with qh lines of parity m (jj = m,
 // m + 2, m + 4, m + 6) read 8 ql lines (low and high nibbles) and 4 qh lines (bit pairs 0-3)
 // once, chunk by chunk into four vpdpbusd chains. The per-token path above loads each ql line
-// twice and each qh line four times. Same integer sums and float steps as group_tokens_q6k<1>.
-inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
-                          const std::int32_t* abias, float* y, __mmask16 mask) {
+// twice and each qh line four times. G row groups at a time, as one_token_q45k. Same integer
+// sums and float steps as group_tokens_q6k<1>.
+template <int G>
+inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
+                          const float* ad, const std::int32_t* abias, float* y, __mmask16 mask_last, int n_next) {
     const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
-    __m512 acc = _mm512_setzero_ps();
+    const std::uint8_t* end[G];
+    std::size_t skip[G];
+    for (int g = 0; g < G; ++g) {
+        end[g] = wg0 + g * group_bytes + static_cast<std::size_t>(nsb) * kPackQ6KBytes;
+        skip[g] = g < n_next ? (G - 1) * group_bytes : 0;
+    }
+    __m512 acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
-        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::uint8_t* o[G];
+        for (int g = 0; g < G; ++g) o[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * kPackQ6KBytes;
         const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * 256);
         const std::int32_t* bias = abias + sb * 16;
-        __m512i isum_a = _mm512_setzero_si512(), isum_b = _mm512_setzero_si512();
+        __m512i isum_a[G], isum_b[G];
+        for (int g = 0; g < G; ++g) isum_a[g] = isum_b[g] = _mm512_setzero_si512();
         for (int h = 0; h < 2; ++h) {
             for (int m = 0; m < 2; ++m) {
-                prefetch_ahead<896>(o + 896 * (2 * h + m));
                 const int j0 = 8 * h + m;  // sub-blocks j0, j0 + 2, j0 + 4, j0 + 6
-                __m512i s[4];
-                for (int i = 0; i < 4; ++i) s[i] = _mm512_set1_epi32(bias[j0 + 2 * i]);
-                for (int c = 0; c < 4; ++c) {
-                    const __m512i ql0 = in_register(_mm512_loadu_si512(o + 64 * (16 * h + 4 * m + c)));
-                    const __m512i ql2 = in_register(_mm512_loadu_si512(o + 64 * (16 * h + 4 * (m + 2) + c)));
-                    const __m512i qh = in_register(_mm512_loadu_si512(o + 64 * (32 + 8 * h + 4 * m + c)));
-                    const __m512i w[4] = {  // nibble | (qh bits 2i .. 2i + 1 at bits 4..5)
-                        _mm512_ternarylogic_epi32(_mm512_and_si512(ql0, low), _mm512_slli_epi16(qh, 4), high2, 0xF8),
-                        _mm512_ternarylogic_epi32(_mm512_and_si512(ql2, low), _mm512_slli_epi16(qh, 2), high2, 0xF8),
-                        _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql0, 4), low), qh, high2, 0xF8),
-                        _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql2, 4), low), _mm512_srli_epi16(qh, 2),
-                                                  high2, 0xF8)};
-                    for (int i = 0; i < 4; ++i) s[i] = _mm512_dpbusd_epi32(s[i], w[i], bcast4(at + 16 * (j0 + 2 * i) + 4 * c));
+                __m512i s[G][4];
+                for (int g = 0; g < G; ++g) {
+                    prefetch_stream<896>(o[g] + 896 * (2 * h + m), end[g], skip[g]);
+                    for (int i = 0; i < 4; ++i) s[g][i] = _mm512_set1_epi32(bias[j0 + 2 * i]);
                 }
-                for (int i = 0; i < 4; ++i) {
-                    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 16 * (j0 + 2 * i))));
-                    __m512i& isum = i % 2 ? isum_b : isum_a;
-                    isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(s[i], sc));
+                for (int c = 0; c < 4; ++c) {
+                    __m512i xs[4];
+                    for (int i = 0; i < 4; ++i) xs[i] = bcast4(at + 16 * (j0 + 2 * i) + 4 * c);
+                    for (int g = 0; g < G; ++g) {
+                        const __m512i ql0 = in_register(_mm512_loadu_si512(o[g] + 64 * (16 * h + 4 * m + c)));
+                        const __m512i ql2 = in_register(_mm512_loadu_si512(o[g] + 64 * (16 * h + 4 * (m + 2) + c)));
+                        const __m512i qh = in_register(_mm512_loadu_si512(o[g] + 64 * (32 + 8 * h + 4 * m + c)));
+                        const __m512i w[4] = {  // nibble | (qh bits 2i .. 2i + 1 at bits 4..5)
+                            _mm512_ternarylogic_epi32(_mm512_and_si512(ql0, low), _mm512_slli_epi16(qh, 4), high2, 0xF8),
+                            _mm512_ternarylogic_epi32(_mm512_and_si512(ql2, low), _mm512_slli_epi16(qh, 2), high2, 0xF8),
+                            _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql0, 4), low), qh, high2, 0xF8),
+                            _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql2, 4), low), _mm512_srli_epi16(qh, 2),
+                                                      high2, 0xF8)};
+                        for (int i = 0; i < 4; ++i) s[g][i] = _mm512_dpbusd_epi32(s[g][i], w[i], xs[i]);
+                    }
+                }
+                for (int g = 0; g < G; ++g) {
+                    for (int i = 0; i < 4; ++i) {
+                        const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o[g] + 3072 + 16 * (j0 + 2 * i))));
+                        __m512i& isum = i % 2 ? isum_b[g] : isum_a[g];
+                        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(s[g][i], sc));
+                    }
                 }
             }
         }
-        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 3072 + 256)));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_a, isum_b)), _mm512_mul_ps(dv, _mm512_set1_ps(ad[sb])), acc);
+        const __m512 da = _mm512_set1_ps(ad[sb]);
+        for (int g = 0; g < G; ++g) {
+            const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 3072 + 256)));
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_a[g], isum_b[g])), _mm512_mul_ps(dv, da), acc[g]);
+        }
     }
-    _mm512_mask_storeu_ps(y, mask, acc);
+    for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * kPackRows, acc[g]);
+    _mm512_mask_storeu_ps(y + (G - 1) * kPackRows, mask_last, acc[G - 1]);
 }
 
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
               std::int64_t n_tok, float* y, std::int64_t ldy) {
     if (n_tok == 1) {
-        for (std::int64_t g = 0; g < n_groups; ++g) {
-            one_token_q6k(nsb, w + static_cast<std::size_t>(g) * group_bytes, a, ad, abias, y + g * kPackRows,
-                          row_mask(n_valid_rows - g * kPackRows));
-        }
+        one_token_pairs(n_groups, n_valid_rows, [&]<int G>(std::int64_t g, __mmask16 mask_last, int n_next) {
+            one_token_q6k<G>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, abias,
+                             y + g * kPackRows, mask_last, n_next);
+        });
         return;
     }
     packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
