@@ -133,6 +133,51 @@ inline __m256i scaled_run(__m256i acc, const __m256i* wv, const std::int8_t* x, 
     return _mm256_add_epi32(acc, _mm256_mullo_epi32(dot_run<true, N>(_mm256_setzero_si256(), wv, x), sc));
 }
 
+// The integer dots of one half-block (q: its first 32-byte half-line) with T tokens, from the
+// bias (-offset * sum(a)): ab8 the tokens' activation bytes of the block (kQK apart), abb their
+// biases.
+template <bool kVnni, bool Q4, int T>
+inline void half_block_dots(const std::uint8_t* q, const std::int8_t* ab8, const std::int32_t* abb, __m256i* is) {
+    if constexpr (Q4) {
+        // Chunk by chunk, both nibbles into each token's sum at once: only the T sums stay
+        // live (unpacking all 8 chunks first, then token by token, spilled; AVX2 prefill
+        // +22-35%). AVX2's int16 sums hold all eight chunks (see above).
+        const __m256i low = _mm256_set1_epi8(0x0f);
+        __m256i s[T];
+        for (int t = 0; t < T; ++t) s[t] = kVnni ? _mm256_set1_epi32(abb[t]) : _mm256_setzero_si256();
+        for (int m = 0; m < 4; ++m) {
+            const __m256i x = load8(q + 64 * m);
+            const __m256i lo = _mm256_and_si256(x, low), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
+            for (int t = 0; t < T; ++t) {
+                s[t] = dot_step<kVnni>(s[t], lo, ab8 + t * kQK + 4 * m);       // values 4m..4m+3
+                s[t] = dot_step<kVnni>(s[t], hi, ab8 + t * kQK + 16 + 4 * m);  // values 16+4m..
+            }
+        }
+        for (int t = 0; t < T; ++t) {
+            is[t] = kVnni ? s[t] : _mm256_add_epi32(_mm256_set1_epi32(abb[t]), _mm256_madd_epi16(s[t], _mm256_set1_epi16(1)));
+        }
+    } else if constexpr (kVnni) {  // w + 128 stored: the bias holds -128 * sum(a); chunk by chunk as Q4_0
+        for (int t = 0; t < T; ++t) is[t] = _mm256_set1_epi32(abb[t]);
+        for (int c = 0; c < 8; ++c) {
+            const __m256i w = load8(q + 64 * c);
+            for (int t = 0; t < T; ++t) is[t] = dot_step<true>(is[t], w, ab8 + t * kQK + 4 * c);
+        }
+    } else {
+        // The signed weights (w + 128 stored) against the activations directly, so the
+        // bias (-128 * sum(a)) is not needed: |w| <= 128 times a * sign(w), |a| <= 127.
+        for (int t = 0; t < T; ++t) is[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c) {
+            const __m256i w = _mm256_xor_si256(load8(q + 64 * c), _mm256_set1_epi8(static_cast<char>(0x80)));
+            const __m256i mag = _mm256_abs_epi8(w);  // -128 gives 0x80: 128 unsigned
+            for (int t = 0; t < T; ++t) {
+                const __m256i signed_a = _mm256_sign_epi8(bcast4(ab8 + t * kQK + 4 * c), w);
+                is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(_mm256_maddubs_epi16(mag, signed_a), _mm256_set1_epi16(1)));
+                keep_order(is[t]);
+            }
+        }
+    }
+}
+
 // Halves [half0, half0 + H) (rows 8 * half .. + 8) of one group against T tokens, for each block
 // the integer dot from the bias (-offset * sum(a)), then acc = fma(dot, dw * da, acc).
 template <bool kVnni, bool Q4, int H, int T>
@@ -141,57 +186,17 @@ inline void halves_tokens(std::int64_t nb, const std::uint8_t* wg, int half0, co
                           std::int64_t ldy, std::int64_t rows) {
     constexpr std::size_t kBlock = Q4 ? kQ4Block : kQ8Block;
     const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
-    const __m256i low = _mm256_set1_epi8(0x0f);
-    const __m256i bias128 = _mm256_set1_epi8(static_cast<char>(0x80));
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[H][T];
     for (int h = 0; h < H; ++h) {
         for (int t = 0; t < T; ++t) acc[h][t] = _mm256_setzero_ps();
     }
     for (std::int64_t b = 0; b < nb; ++b) {
         if (half0 == 0) prefetch_ahead<kBlock>(wg + static_cast<std::size_t>(b) * kBlock);  // half 1 reads the same lines
-        const std::int8_t* ab8 = a + b * n_tok * kQK;
         for (int h = 0; h < H; ++h) {
             const int half = half0 + h;
-            const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock + half * 32;
             __m256i is[T];
-            if constexpr (Q4) {
-                // Chunk by chunk, both nibbles into each token's sum at once: only the T sums stay
-                // live (unpacking all 8 chunks first, then token by token, spilled; AVX2 prefill
-                // +22-35%). AVX2's int16 sums hold all eight chunks (see above).
-                __m256i s[T];
-                for (int t = 0; t < T; ++t) s[t] = kVnni ? _mm256_set1_epi32(ab[b * n_tok + t]) : _mm256_setzero_si256();
-                for (int m = 0; m < 4; ++m) {
-                    const __m256i x = load8(q + 64 * m);
-                    const __m256i lo = _mm256_and_si256(x, low), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
-                    for (int t = 0; t < T; ++t) {
-                        s[t] = dot_step<kVnni>(s[t], lo, ab8 + t * kQK + 4 * m);       // values 4m..4m+3
-                        s[t] = dot_step<kVnni>(s[t], hi, ab8 + t * kQK + 16 + 4 * m);  // values 16+4m..
-                    }
-                }
-                for (int t = 0; t < T; ++t) {
-                    is[t] = kVnni ? s[t] : _mm256_add_epi32(_mm256_set1_epi32(ab[b * n_tok + t]), _mm256_madd_epi16(s[t], ones));
-                }
-            } else if constexpr (kVnni) {  // w + 128 stored: the bias holds -128 * sum(a); chunk by chunk as Q4_0
-                for (int t = 0; t < T; ++t) is[t] = _mm256_set1_epi32(ab[b * n_tok + t]);
-                for (int c = 0; c < 8; ++c) {
-                    const __m256i w = load8(q + 64 * c);
-                    for (int t = 0; t < T; ++t) is[t] = dot_step<true>(is[t], w, ab8 + t * kQK + 4 * c);
-                }
-            } else {
-                // The signed weights (w + 128 stored) against the activations directly, so the
-                // bias (-128 * sum(a)) is not needed: |w| <= 128 times a * sign(w), |a| <= 127.
-                for (int t = 0; t < T; ++t) is[t] = _mm256_setzero_si256();
-                for (int c = 0; c < 8; ++c) {
-                    const __m256i w = _mm256_xor_si256(load8(q + 64 * c), bias128);
-                    const __m256i mag = _mm256_abs_epi8(w);  // -128 gives 0x80: 128 unsigned
-                    for (int t = 0; t < T; ++t) {
-                        const __m256i signed_a = _mm256_sign_epi8(bcast4(ab8 + t * kQK + 4 * c), w);
-                        is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(_mm256_maddubs_epi16(mag, signed_a), ones));
-                        keep_order(is[t]);
-                    }
-                }
-            }
+            half_block_dots<kVnni, Q4, T>(wg + static_cast<std::size_t>(b) * kBlock + half * 32, a + b * n_tok * kQK,
+                                          ab + b * n_tok, is);
             const __m256 dw = _mm256_cvtph_ps(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + b * kPackRows + half * kHalfRows)));
             for (int t = 0; t < T; ++t) {
@@ -203,14 +208,65 @@ inline void halves_tokens(std::int64_t nb, const std::uint8_t* wg, int half0, co
     for (int h = 0; h < H; ++h) store_half<T>(acc[h], half0 + h, y, ldy, rows);
 }
 
+// Decode (one token), G whole row groups at a time (both halves of each): the core gets G weight
+// streams. Once a stream's prefetches pass the end of its group's quants they go to the same
+// place in the next call's group for the stream (`next`, the first n_next of them), as the
+// AVX-512 kernels do. Per group and half the same integer sums and float steps as
+// halves_tokens<.., 2, 1>: identical results. `rows_last`: the rows of the call's last group.
+template <bool kVnni, bool Q4, int G>
+inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
+                             const float* ad, const std::int32_t* ab, float* y, std::int64_t rows_last,
+                             const std::uint8_t* next, int n_next) {
+    constexpr std::size_t kBlock = Q4 ? kQ4Block : kQ8Block;
+    const auto quant_bytes = static_cast<std::int64_t>(nb * kBlock);
+    __m256 acc[G][2];
+    for (int g = 0; g < G; ++g) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
+    for (std::int64_t b = 0; b < nb; ++b) {
+        const std::int64_t past = b * static_cast<std::int64_t>(kBlock) + static_cast<std::int64_t>(kPrefetchAhead) - quant_bytes;
+        for (int g = 0; g < G; ++g) {
+            const std::uint8_t* wg = wg0 + g * group_bytes;
+            if (past >= 0 && g < n_next) {
+                prefetch_at<kBlock>(next + g * group_bytes + past);
+            } else {
+                prefetch_ahead<kBlock>(wg + static_cast<std::size_t>(b) * kBlock);
+            }
+            const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
+            for (int h = 0; h < 2; ++h) {
+                __m256i is;
+                half_block_dots<kVnni, Q4, 1>(wg + static_cast<std::size_t>(b) * kBlock + h * 32, a + b * kQK, ab + b, &is);
+                const __m256 dw = _mm256_cvtph_ps(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + b * kPackRows + h * kHalfRows)));
+                acc[g][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(dw, _mm256_set1_ps(ad[b])), acc[g][h]);
+            }
+        }
+    }
+    for (int g = 0; g < G; ++g) {
+        for (int h = 0; h < 2; ++h) store_half<1>(&acc[g][h], h, y + g * kPackRows, 0, g + 1 < G ? kPackRows : rows_last);
+    }
+}
+
 template <bool kVnni, bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
           std::int64_t n_tok, float* y, std::int64_t ldy) {
-    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, kTokenBlock,
+    std::int64_t g0 = 0;
+    if (n_tok == 1) {
+        // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM (EMBER_ISA=avx2), one
+        // thread, Q4_0 72 -> 80% of the read, Q8_0 80 -> 87%; two threads Q4_0 70 -> 77%. Four
+        // groups measured no better than two.
+        constexpr int kGroups = 2;
+        for (; g0 + kGroups <= n_groups; g0 += kGroups) {
+            const std::int64_t after = n_groups - (g0 + kGroups);
+            groups_one_token<kVnni, Q4, kGroups>(nb, w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, a, ad, ab,
+                                                 y + g0 * kPackRows, n_valid_rows - (g0 + kGroups - 1) * kPackRows,
+                                                 w + static_cast<std::size_t>(g0 + kGroups) * group_bytes,
+                                                 after < kGroups ? static_cast<int>(after) : kGroups);
+        }
+    }
+    gemm_halves(w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, n_groups - g0, n_valid_rows - g0 * kPackRows, n_tok, kTokenBlock,
                 [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
                     halves_tokens<kVnni, Q4, H, T>(nb, wg, half0, a + t * kQK, ad + t, ab + t, n_tok,
-                                                   y + g * kPackRows + t * ldy, ldy, rows);
+                                                   y + (g0 + g) * kPackRows + t * ldy, ldy, rows);
                 });
 }
 
