@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 9;
     const std::string type_filter = argc > 3 ? argv[3] : "all";
     const std::int64_t n_cols = 4096;
-    const std::size_t kDecodeBytes = 96u << 20;  // > L3
+    const std::size_t decode_bytes = beyond_cache_bytes(std::size_t{96} << 20);
     const std::int64_t prefill_rows = 1024, prefill_tokens = 128;
 
     std::vector<float> pool(1 << 22);
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
         if (isa_available(static_cast<Isa>(i))) isas.push_back(static_cast<Isa>(i));
 
     std::printf("threads=%d reps=%d detected=%s; matvec %lld cols, >= %zu MiB of weights; prefill %lldx%lld x %lld tokens\n",
-                threads, reps, isa_name(detected_isa()).data(), static_cast<long long>(n_cols), kDecodeBytes >> 20,
+                threads, reps, isa_name(detected_isa()).data(), static_cast<long long>(n_cols), decode_bytes >> 20,
                 static_cast<long long>(prefill_rows), static_cast<long long>(n_cols), static_cast<long long>(prefill_tokens));
     std::printf("%-6s %-7s %12s %8s %12s %14s %12s\n", "type", "isa", "matvec GB/s", "of read", "matvec ms",
                 "in-L2 GB/s", "prefill GOP/s");
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         if (type_filter != "all" && type_filter.find(name) == std::string::npos) continue;
         const auto tr = tensor_type_traits(static_cast<std::uint32_t>(t));
         const std::size_t row_bytes = static_cast<std::size_t>(n_cols / tr->block_size * tr->block_bytes);
-        const auto decode_rows = static_cast<std::int64_t>((kDecodeBytes + row_bytes - 1) / row_bytes);
+        const auto decode_rows = static_cast<std::int64_t>((decode_bytes + row_bytes - 1) / row_bytes);
         Matrix big = make_matrix(t, decode_rows, n_cols, pool);
         Matrix small = make_matrix(t, prefill_rows, n_cols, pool);
         // Rows of the in-cache matvec: about 512 KiB of weights per thread.

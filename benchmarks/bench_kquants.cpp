@@ -1,8 +1,9 @@
 // K-quant matrix-vector throughput (decode): GB/s of weights streamed per type, ISA and thread
 // count, through the real matmul path (activation quantization included).
 //   hot:  one rows x cols matrix, repeated (may sit in the last-level cache)
-//   cold: a rotation of copies totalling >= 512 MiB, so every pass comes from DRAM; "of read":
-//         cold as a fraction of a 256 MiB read pass on as many threads just before it
+//   cold: a rotation of copies totalling >= 512 MiB and 4x the last-level cache, so every pass
+//         comes from DRAM; "of read": cold as a fraction of a read pass (>= 256 MiB, 4x the
+//         last-level cache) on as many threads just before it
 //   cpu:  1 thread, timed by thread CPU time (robust on a loaded machine: preemption excluded)
 //   kernel: the bare vec_dot over an L2-resident block of rows (compute ceiling), CPU time
 //   pp64: prefill of 64 tokens, 1 thread, CPU time, in GOP/s (2 ops per weight per token)
@@ -83,7 +84,8 @@ int main(int argc, char** argv) {
         for (int r = 0; r < 64; ++r) distinct.push_back(quantize_row(t, random_row(cols, static_cast<std::uint32_t>(r))));
         const std::size_t row_bytes = distinct[0].size();
         const std::size_t mat_bytes = row_bytes * static_cast<std::size_t>(rows);
-        const std::size_t n_copies = std::max<std::size_t>(1, ((std::size_t{512} << 20) + mat_bytes - 1) / mat_bytes);
+        const std::size_t cold_bytes = beyond_cache_bytes(std::size_t{512} << 20);
+        const std::size_t n_copies = std::max<std::size_t>(1, (cold_bytes + mat_bytes - 1) / mat_bytes);
         std::vector<std::uint8_t> pool(mat_bytes * n_copies);
         for (std::size_t r = 0; r < static_cast<std::size_t>(rows) * n_copies; ++r) {
             std::memcpy(pool.data() + r * row_bytes, distinct[r % 64].data(), row_bytes);
@@ -113,7 +115,7 @@ int main(int argc, char** argv) {
                 for (int r = 0; r < hot_reps; ++r) matmul(mats[0], x.data(), 1, y.data(), rows, scratch, threads, isa);
                 const double hot = seconds_since(t0) / hot_reps;
                 const std::size_t cold_reps = isa == Isa::scalar ? n_copies : 2 * n_copies;
-                const double read = measure_read_bandwidth(std::size_t{256} << 20, threads, 1).bytes_per_second;
+                const double read = measure_read_bandwidth(beyond_cache_bytes(std::size_t{256} << 20), threads, 1).bytes_per_second;
                 t0 = std::chrono::steady_clock::now();
                 for (std::size_t r = 0; r < cold_reps; ++r) {
                     matmul(mats[r % n_copies], x.data(), 1, y.data(), rows, scratch, threads, isa);

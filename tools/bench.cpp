@@ -49,7 +49,7 @@ struct Args {
     int n_prompt = 512, n_gen = 128, depth = 0, threads = 2, reps = 5;
     std::vector<int> parallel;  // --parallel: sequence counts (empty: the single-sequence tests)
     std::string output = "md";
-    std::size_t bw_mib = 1024;
+    std::size_t bw_mib = 0;  // 0: 1024, or 4x the last-level cache if that is more
     bool limits = true;
     bool load = true;
     bool mmap = true;  // --no-mmap: ModelOptions::use_mmap = false
@@ -92,7 +92,8 @@ void usage() {
                 "  --no-mmap   read the file into memory instead of mapping it (llama-bench's -mmp 0)\n"
                 "  -t N        threads, %s (default 2)\n"
                 "  -r N        repetitions, %s\n"
-                "  --bw-mib N  buffer of the bandwidth measurement in MiB, %s\n"
+                "  --bw-mib N  buffer of the bandwidth measurement in MiB, %s (default 1024, or 4x the\n"
+                "              last-level cache if that is more)\n"
                 "  --isa       print the kernel ISA in use and exit\n",
                 describe(ember::cli::kTokenCountRange).c_str(), describe(ember::cli::kTokenCountRange).c_str(),
                 describe(ember::cli::kTokenCountRange).c_str(), describe(kParallelRange).c_str(),
@@ -499,12 +500,14 @@ int run(int argc, char** argv) {
         }
         if (measured) return;
         measured = true;
-        const std::uint64_t bytes = std::uint64_t{a.bw_mib} << 20;
-        ember::check_memory(bytes, "--bw-mib " + std::to_string(a.bw_mib) + " (the bandwidth buffer)");
-        std::fprintf(stderr, "ember-bench: measuring read bandwidth (%zu MiB, %d threads) and peaks...\n", a.bw_mib,
-                     a.threads);
+        const std::uint64_t bytes = a.bw_mib != 0 ? std::uint64_t{a.bw_mib} << 20 : ember::beyond_cache_bytes(std::size_t{1} << 30);
+        ember::check_memory(bytes, "--bw-mib " + std::to_string(bytes >> 20) + " (the bandwidth buffer)");
+        std::fprintf(stderr, "ember-bench: measuring read bandwidth (%llu MiB, %d threads) and peaks...\n",
+                     static_cast<unsigned long long>(bytes >> 20), a.threads);
         limits.bw = ember::measure_read_bandwidth(bytes, a.threads);
-        limits.rep_bw_bytes = std::min<std::uint64_t>(bytes, std::uint64_t{256} << 20);
+        // Each tg repetition's read pass: smaller, but still beyond the caches (weights of a
+        // model worth measuring stream from memory too).
+        limits.rep_bw_bytes = std::min<std::uint64_t>(bytes, ember::beyond_cache_bytes(std::size_t{256} << 20));
         limits.int8_peak = measure_int8_peak(a.threads);
         limits.f32_peak = measure_f32_peak(a.threads);
     };

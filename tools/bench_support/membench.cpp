@@ -4,11 +4,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
+
+#include <unistd.h>
 
 namespace ember {
 namespace {
@@ -114,6 +117,27 @@ BandwidthMeasure measure_read_bandwidth(std::size_t buffer_bytes, int n_threads,
     m.buffer_bytes = buffer_bytes;
     m.threads = n_threads;
     return m;
+}
+
+std::size_t last_level_cache_bytes() {
+    std::size_t largest = 0;
+    for (int index = 0; index < 8; ++index) {  // cpu0's caches: "48K", "2048K", "266240K"...
+        std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+        std::size_t n = 0;
+        char unit = 0;
+        if (!(f >> n)) continue;
+        f >> unit;
+        const std::size_t scale = unit == 'K' ? std::size_t{1} << 10 : unit == 'M' ? std::size_t{1} << 20 : 1;
+        largest = std::max(largest, n * scale);
+    }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (largest == 0) largest = static_cast<std::size_t>(std::max(0L, sysconf(_SC_LEVEL3_CACHE_SIZE)));
+#endif
+    return largest;
+}
+
+std::size_t beyond_cache_bytes(std::size_t at_least) {
+    return std::max(at_least, 4 * last_level_cache_bytes());
 }
 
 }  // namespace ember
