@@ -209,27 +209,22 @@ inline void halves_tokens(std::int64_t nb, const std::uint8_t* wg, int half0, co
 }
 
 // Decode (one token), G whole row groups at a time (both halves of each): the core gets G weight
-// streams. Once a stream's prefetches pass the end of its group's quants they go to the same
-// place in the next call's group for the stream (`next`, the first n_next of them), as the
-// AVX-512 kernels do. Per group and half the same integer sums and float steps as
-// halves_tokens<.., 2, 1>: identical results. `rows_last`: the rows of the call's last group.
+// streams, whose prefetches run on into the next call's groups (StreamPrefetch over the quants;
+// the first n_next streams), as the AVX-512 kernels do. Per group and half the same integer sums
+// and float steps as halves_tokens<.., 2, 1>: identical results. `rows_last`: the rows of the
+// call's last group.
 template <bool kVnni, bool Q4, int G>
 inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
-                             const float* ad, const std::int32_t* ab, float* y, std::int64_t rows_last,
-                             const std::uint8_t* next, int n_next) {
+                             const float* ad, const std::int32_t* ab, float* y, std::int64_t rows_last, int n_next) {
     constexpr std::size_t kBlock = Q4 ? kQ4Block : kQ8Block;
-    const auto quant_bytes = static_cast<std::int64_t>(nb * kBlock);
+    StreamPrefetch stream[G];
+    for (int g = 0; g < G; ++g) stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nb) * kBlock, n_next);
     __m256 acc[G][2];
     for (int g = 0; g < G; ++g) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
-        const std::int64_t past = b * static_cast<std::int64_t>(kBlock) + static_cast<std::int64_t>(kPrefetchAhead) - quant_bytes;
         for (int g = 0; g < G; ++g) {
             const std::uint8_t* wg = wg0 + g * group_bytes;
-            if (past >= 0 && g < n_next) {
-                prefetch_at<kBlock>(next + g * group_bytes + past);
-            } else {
-                prefetch_ahead<kBlock>(wg + static_cast<std::size_t>(b) * kBlock);
-            }
+            stream[g].template ahead<kBlock>(wg + static_cast<std::size_t>(b) * kBlock);
             const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
             for (int h = 0; h < 2; ++h) {
                 __m256i is;
@@ -256,11 +251,9 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         // groups measured no better than two.
         constexpr int kGroups = 2;
         for (; g0 + kGroups <= n_groups; g0 += kGroups) {
-            const std::int64_t after = n_groups - (g0 + kGroups);
             groups_one_token<kVnni, Q4, kGroups>(nb, w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, a, ad, ab,
                                                  y + g0 * kPackRows, n_valid_rows - (g0 + kGroups - 1) * kPackRows,
-                                                 w + static_cast<std::size_t>(g0 + kGroups) * group_bytes,
-                                                 after < kGroups ? static_cast<int>(after) : kGroups);
+                                                 groups_after(n_groups, g0 + kGroups, kGroups));
         }
     }
     gemm_halves(w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, n_groups - g0, n_valid_rows - g0 * kPackRows, n_tok, kTokenBlock,

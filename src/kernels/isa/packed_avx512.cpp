@@ -96,21 +96,19 @@ inline __mmask16 row_mask(std::int64_t rows) {
 // flight. Weights are loaded chunk by chunk next to their vpdpbusd instead of a whole block
 // first (Q4_0 decode +4%, 11 interleaved pairs). Per group the same integer sums (in another
 // order) and float steps as group_tokens<Q4, 1>, so the results are identical.
-// The next call's first n_next groups start at `next`: once a stream's prefetches pass the end of
-// its group's quants, they go to the same place in the next call's group instead (its start), so
-// that call's streams begin with their first 4 KiB in flight rather than as demand misses (a
-// 2048-column Q4_0 group holds 16 KiB of quants). TinyLlama-shaped Q4_0 matvecs on an Intel Xeon
-// VM: +3-4% at 1 and 2 threads (4 runs of 20 interleaved passes); Q8_0 even.
+// Each stream's prefetches run on into the next call's groups (StreamPrefetch over the quants;
+// the first n_next streams).
 template <bool Q4, int G>
 inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
                              const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
-                             __mmask16 mask_last, const std::uint8_t* next, int n_next) {
+                             __mmask16 mask_last, int n_next) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
-    const auto quant_bytes = static_cast<std::int64_t>(nb * kBlock);
     const __m512i low = _mm512_set1_epi8(0x0f);
     const std::uint16_t* scales[G];
+    StreamPrefetch stream[G];
     for (int g = 0; g < G; ++g) {
         scales[g] = reinterpret_cast<const std::uint16_t*>(wg0 + g * group_bytes + static_cast<std::size_t>(nb) * kBlock);
+        stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nb) * kBlock, n_next);
     }
     __m512 acc[G];
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
@@ -120,13 +118,7 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         for (int s = 0; s < 8; ++s) x[s] = bcast4(a8 + 4 * s);
         __m512i is[G], part[G];
         for (int g = 0; g < G; ++g) {
-            const std::uint8_t* q = wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock;
-            const std::int64_t past = b * static_cast<std::int64_t>(kBlock) + static_cast<std::int64_t>(kPrefetchAhead) - quant_bytes;
-            if (past >= 0 && g < n_next) {
-                prefetch_at<kBlock>(next + g * group_bytes + past);
-            } else {
-                prefetch_ahead<kBlock>(q);
-            }
+            stream[g].template ahead<kBlock>(wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock);
             if ((b & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(scales[g] + (b + 32) * kPackRows), _MM_HINT_T0);
             is[g] = _mm512_set1_epi32(ab[b]);
             part[g] = _mm512_setzero_si512();
@@ -169,19 +161,15 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         // slower. Q8_0 reads twice the bytes a block and measured even with four: it keeps two.
         constexpr int kGroups = Q4 ? 4 : 2;
         std::int64_t g = 0;
-        // The groups after a call (up to as many as it has streams), for its prefetches.
-        const auto n_after = [&](std::int64_t after, int streams) {
-            return n_groups - after < streams ? static_cast<int>(n_groups - after) : streams;
-        };
         for (; g + kGroups <= n_groups; g += kGroups) {
             groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
                                           y + g * kPackRows, row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows),
-                                          w + static_cast<std::size_t>(g + kGroups) * group_bytes, n_after(g + kGroups, kGroups));
+                                          groups_after(n_groups, g + kGroups, kGroups));
         }
         if (kGroups == 4 && g + 2 <= n_groups) {
             groups_one_token<Q4, 2>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
                                     y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows),
-                                    w + static_cast<std::size_t>(g + 2) * group_bytes, n_after(g + 2, 2));
+                                    groups_after(n_groups, g + 2, 2));
             g += 2;
         }
         if (g < n_groups) {
@@ -265,22 +253,13 @@ inline void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const st
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
 }
 
-/// Prefetches kBytes at p + kPrefetchAhead, or `skip` bytes further once that passes `end`, the
-/// end of the stream's group: there a call of G groups has its next call's group for the stream.
-template <std::size_t kBytes>
-inline void prefetch_stream(const std::uint8_t* p, const std::uint8_t* end, std::size_t skip) {
-    const std::uint8_t* t = p + kPrefetchAhead;
-    prefetch_at<kBytes>(t >= end ? t + skip : t);
-}
-
 /// The K-quants' decode loop: groups two at a time (two weight streams), then a lone last group:
 /// f.operator()<G>(first group, row mask of the call's last group, groups after the call up to G).
 template <typename F>
 inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, F&& f) {
     std::int64_t g = 0;
     for (; g + 2 <= n_groups; g += 2) {
-        const std::int64_t after = n_groups - (g + 2);
-        f.template operator()<2>(g, row_mask(n_valid_rows - (g + 1) * kPackRows), after < 2 ? static_cast<int>(after) : 2);
+        f.template operator()<2>(g, row_mask(n_valid_rows - (g + 1) * kPackRows), groups_after(n_groups, g + 2, 2));
     }
     if (g < n_groups) f.template operator()<1>(g, row_mask(n_valid_rows - g * kPackRows), 0);
 }
@@ -290,7 +269,7 @@ inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, F&
 // both, into four vpdpbusd chains per group. The per-token path above reloads every line for the
 // second nibble and ran at half this speed in cache (Q4_K ~200 -> ~95 cycles a superblock). Two
 // groups share each broadcast activation chunk and give the core two weight streams (with the
-// next call's groups prefetched, prefetch_stream): TinyLlama-shaped matvecs on an Intel Xeon VM
+// next call's groups prefetched, StreamPrefetch): TinyLlama-shaped matvecs on an Intel Xeon VM
 // +4-8% at one thread and +7-8% at two over one group; four groups measured even in memory
 // and slower in L2. Same integer sums, same float steps as group_tokens_q45k<1, Q5>: identical
 // results.
@@ -298,11 +277,9 @@ template <bool Q5, int G>
 inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                            const float* ad, const std::int32_t* abs, float* y, __mmask16 mask_last, int n_next) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;
-    const std::uint8_t* end[G];
-    std::size_t skip[G];
+    StreamPrefetch stream[G];
     for (int g = 0; g < G; ++g) {
-        end[g] = wg0 + g * group_bytes + static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh);
-        skip[g] = g < n_next ? (G - 1) * group_bytes : 0;
+        stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
     }
     const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
     __m512 acc[G];
@@ -320,9 +297,9 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
         for (int k = 0; k < 4; ++k) {  // sub-blocks j = 2k (low nibbles) and 2k + 1 (high)
             __m512i s_lo[G], s2_lo[G], s_hi[G], s2_hi[G];
             for (int g = 0; g < G; ++g) {
-                prefetch_stream<512>(o[g] + k * 512, end[g], skip[g]);
-                if (k == 3) prefetch_stream<kPackQ4KBytes - 2048>(o[g] + 2048, end[g], skip[g]);
-                if (Q5 && k == 0) prefetch_stream<kQh>(qh[g], end[g], skip[g]);
+                stream[g].template ahead<512>(o[g] + k * 512);
+                if (k == 3) stream[g].template ahead<kPackQ4KBytes - 2048>(o[g] + 2048);
+                if (Q5 && k == 0) stream[g].template ahead<kQh>(qh[g]);
                 s_lo[g] = s2_lo[g] = s_hi[g] = s2_hi[g] = _mm512_setzero_si512();
             }
             for (int c = 0; c < 8; ++c) {
@@ -444,11 +421,9 @@ template <int G>
 inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                           const float* ad, const std::int32_t* abias, float* y, __mmask16 mask_last, int n_next) {
     const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
-    const std::uint8_t* end[G];
-    std::size_t skip[G];
+    StreamPrefetch stream[G];
     for (int g = 0; g < G; ++g) {
-        end[g] = wg0 + g * group_bytes + static_cast<std::size_t>(nsb) * kPackQ6KBytes;
-        skip[g] = g < n_next ? (G - 1) * group_bytes : 0;
+        stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
     }
     __m512 acc[G];
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
@@ -464,7 +439,7 @@ inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t
                 const int j0 = 8 * h + m;  // sub-blocks j0, j0 + 2, j0 + 4, j0 + 6
                 __m512i s[G][4];
                 for (int g = 0; g < G; ++g) {
-                    prefetch_stream<896>(o[g] + 896 * (2 * h + m), end[g], skip[g]);
+                    stream[g].template ahead<896>(o[g] + 896 * (2 * h + m));
                     for (int i = 0; i < 4; ++i) s[g][i] = _mm512_set1_epi32(bias[j0 + 2 * i]);
                 }
                 for (int c = 0; c < 4; ++c) {

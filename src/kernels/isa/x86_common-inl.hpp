@@ -43,6 +43,37 @@ inline void prefetch_ahead(const std::uint8_t* p) {
     prefetch_at<kBytes>(p + kPrefetchAhead);
 }
 
+/// One weight stream of a decode call that takes several row groups: prefetches run
+/// kPrefetchAhead ahead of the bytes in hand until that passes `end`, the end of the stream's run
+/// in this call, then go `skip` bytes further, to the same place in the run the next call reads
+/// in its stead, so that call's streams begin with their first reads in flight rather than as
+/// demand misses (TinyLlama-shaped Q4_0 matvecs on an Intel Xeon VM: +3-4%; Q4_K 71 -> 80% of
+/// the read in two streams).
+struct StreamPrefetch {
+    const std::uint8_t* end;
+    std::size_t skip;  // 0 where no later call takes the stream's place
+
+    /// Group g of a call of G groups `group_bytes` apart from wg0, whose run is the group's first
+    /// run_bytes; the next call starts G groups on and takes the first n_next of them.
+    template <int G>
+    static StreamPrefetch of_group(const std::uint8_t* wg0, std::size_t group_bytes, int g, std::size_t run_bytes,
+                                   int n_next) {
+        return {wg0 + g * group_bytes + run_bytes, g < n_next ? G * group_bytes - run_bytes : 0};
+    }
+
+    template <std::size_t kBytes>
+    void ahead(const std::uint8_t* p) const {
+        const std::uint8_t* t = p + kPrefetchAhead;
+        prefetch_at<kBytes>(t >= end ? t + skip : t);
+    }
+};
+
+/// The groups a decode call of G groups, followed by one starting at group `next`, hands its
+/// prefetches to (StreamPrefetch): those left, at most G.
+inline int groups_after(std::int64_t n_groups, std::int64_t next, int G) {
+    return n_groups - next < G ? static_cast<int>(n_groups - next) : G;
+}
+
 inline float hsum_ps(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
