@@ -458,10 +458,13 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
                std::int64_t n_tok, float* y, std::int64_t ldy) {
     std::int64_t g0 = 0;
-    if (n_tok == 1) {
-        // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM, one thread, Q4_K 70 -> 78%
-        // of the read (AVX-VNNI 75 -> 80%), Q5_K 70 -> 75% (65 -> 74%); two threads Q4_K 66 ->
-        // 74%, Q5_K 65 -> 67%. In L2 (compute-bound) AVX2 Q4_K is 3% slower and Q5_K 7%.
+    // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM, one thread, Q4_K 70 -> 78% of
+    // the read (AVX-VNNI 75 -> 80%), Q5_K AVX-VNNI 65 -> 74%; two threads Q4_K 66 -> 74%. In L2
+    // (compute-bound) AVX2 Q4_K is 3% slower. AVX2 Q5_K (int16 runs of 4, more live registers) is
+    // 7% slower there and its decode is nearly compute-bound: Q5_K_M tg at two threads fell 4%,
+    // so it keeps one group a call.
+    constexpr bool kPairs = kVnni || !Q5;
+    if (n_tok == 1 && kPairs) {
         for (; g0 + 2 <= n_groups; g0 += 2) {
             one_token_q45k<kVnni, Q5, 2, 2>(nsb, w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, 0, a, ad, abs,
                                             y + g0 * kPackRows, n_valid_rows - (g0 + 1) * kPackRows,
