@@ -69,16 +69,24 @@ inline void for_each_half(std::int64_t rows, Kernel&& kernel) {
     for (int half = 0; half < 2 && rows > half * kHalfRows; ++half) kernel.template operator()<1>(half);
 }
 
-// The loop of every GEMM here: packed_for_each's token tiles (up to 4 tokens), then the halves
-// of each group; kernel<H, T>(group g's bytes, first half, g, first token t) does the rest.
-template <class Kernel>
-inline void gemm_halves(const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
-                        std::int64_t n_valid_rows, std::int64_t n_tok, std::int64_t token_block, Kernel&& kernel) {
-    packed_for_each<4>(n_groups, n_valid_rows, n_tok, token_block, [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-        for_each_half<T>(rows, [&]<int H>(int half0) {
-            kernel.template operator()<H, T>(w + static_cast<std::size_t>(g) * group_bytes, half0, g, t, rows);
-        });
-    });
+// The loop of every GEMM here. A lone token with `pairs` set: pair(g, rows of group g + 1, groups
+// after the call up to 2) for each pair of groups, two weight streams a call. Then, for the
+// other groups, packed_for_each's token tiles (up to 4 tokens), then the halves of each group;
+// kernel<H, T>(group g's bytes, first half, g, first token t, rows of g) does the rest.
+template <class Pair, class Kernel>
+inline void gemm_halves(const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups, std::int64_t n_valid_rows,
+                        std::int64_t n_tok, std::int64_t token_block, bool pairs, Pair&& pair, Kernel&& kernel) {
+    std::int64_t g0 = 0;
+    if (pairs && n_tok == 1) {
+        for (; g0 + 2 <= n_groups; g0 += 2) pair(g0, n_valid_rows - (g0 + 1) * kPackRows, groups_after(n_groups, g0 + 2, 2));
+    }
+    packed_for_each<4>(n_groups - g0, n_valid_rows - g0 * kPackRows, n_tok, token_block,
+                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                           for_each_half<T>(rows, [&]<int H>(int half0) {
+                               kernel.template operator()<H, T>(w + static_cast<std::size_t>(g0 + g) * group_bytes, half0,
+                                                                g0 + g, t, rows);
+                           });
+                       });
 }
 
 /// An empty asm on a running sum: GCC would otherwise reassociate a token's chain of integer adds
@@ -244,22 +252,17 @@ template <bool kVnni, bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
           std::int64_t n_tok, float* y, std::int64_t ldy) {
-    std::int64_t g0 = 0;
-    if (n_tok == 1) {
-        // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM (EMBER_ISA=avx2), one
-        // thread, Q4_0 72 -> 80% of the read, Q8_0 80 -> 87%; two threads Q4_0 70 -> 77%. Four
-        // groups measured no better than two.
-        constexpr int kGroups = 2;
-        for (; g0 + kGroups <= n_groups; g0 += kGroups) {
-            groups_one_token<kVnni, Q4, kGroups>(nb, w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, a, ad, ab,
-                                                 y + g0 * kPackRows, n_valid_rows - (g0 + kGroups - 1) * kPackRows,
-                                                 groups_after(n_groups, g0 + kGroups, kGroups));
-        }
-    }
-    gemm_halves(w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, n_groups - g0, n_valid_rows - g0 * kPackRows, n_tok, kTokenBlock,
+    // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM (EMBER_ISA=avx2), one thread,
+    // Q4_0 72 -> 80% of the read, Q8_0 80 -> 87%; two threads Q4_0 70 -> 77%. Four groups
+    // measured no better than two.
+    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, kTokenBlock, true,
+                [&](std::int64_t g, std::int64_t rows_last, int n_next) {
+                    groups_one_token<kVnni, Q4, 2>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad,
+                                                   ab, y + g * kPackRows, rows_last, n_next);
+                },
                 [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
                     halves_tokens<kVnni, Q4, H, T>(nb, wg, half0, a + t * kQK, ad + t, ab + t, n_tok,
-                                                   y + (g0 + g) * kPackRows + t * ldy, ldy, rows);
+                                                   y + g * kPackRows + t * ldy, ldy, rows);
                 });
 }
 
@@ -457,30 +460,25 @@ template <bool kVnni, bool Q5>
 void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
                std::int64_t n_tok, float* y, std::int64_t ldy) {
-    std::int64_t g0 = 0;
     // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM, one thread, Q4_K 70 -> 78% of
     // the read (AVX-VNNI 75 -> 80%), Q5_K AVX-VNNI 65 -> 74%; two threads Q4_K 66 -> 74%. In L2
     // (compute-bound) AVX2 Q4_K is 3% slower. AVX2 Q5_K (int16 runs of 4, more live registers) is
     // 7% slower there and its decode is nearly compute-bound: Q5_K_M tg at two threads fell 4%,
     // so it keeps one group a call.
-    constexpr bool kPairs = kVnni || !Q5;
-    if (n_tok == 1 && kPairs) {
-        for (; g0 + 2 <= n_groups; g0 += 2) {
-            one_token_q45k<kVnni, Q5, 2, 2>(nsb, w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, 0, a, ad, abs,
-                                            y + g0 * kPackRows, n_valid_rows - (g0 + 1) * kPackRows,
-                                            groups_after(n_groups, g0 + 2, 2));
-        }
-    }
-    gemm_halves(w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, n_groups - g0, n_valid_rows - g0 * kPackRows, n_tok, 32,
+    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32, kVnni || !Q5,
+                [&](std::int64_t g, std::int64_t rows_last, int n_next) {
+                    one_token_q45k<kVnni, Q5, 2, 2>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, 0, a, ad,
+                                                    abs, y + g * kPackRows, rows_last, n_next);
+                },
                 [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
                     if constexpr (T == 1) {
                         if (n_tok == 1) {
-                            one_token_q45k<kVnni, Q5, 1, H>(nsb, wg, group_bytes, half0, a, ad, abs, y + (g0 + g) * kPackRows, rows, 0);
+                            one_token_q45k<kVnni, Q5, 1, H>(nsb, wg, group_bytes, half0, a, ad, abs, y + g * kPackRows, rows, 0);
                             return;
                         }
                     }
                     halves_tokens_q45k<kVnni, Q5, H, T>(nsb, wg, half0, a + t * 256, ad + t, abs + t * 4, n_tok,
-                                                        y + (g0 + g) * kPackRows + t * ldy, ldy, rows);
+                                                        y + g * kPackRows + t * ldy, ldy, rows);
                 });
 }
 
@@ -564,20 +562,16 @@ template <bool kVnni>
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
               std::int64_t n_tok, float* y, std::int64_t ldy) {
-    std::int64_t g0 = 0;
-    if (n_tok == 1) {
-        // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM, of the read: one thread
-        // 65 -> 81% (AVX-VNNI 71 -> 82%), two threads 57 -> 75%; in L2 +32%.
-        for (; g0 + 2 <= n_groups; g0 += 2) {
-            halves_tokens_q6k<kVnni, 2, 2, 1>(nsb, w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, 0, a, ad, abias, 1,
-                                              y + g0 * kPackRows, ldy, n_valid_rows - (g0 + 1) * kPackRows,
-                                              groups_after(n_groups, g0 + 2, 2));
-        }
-    }
-    gemm_halves(w + static_cast<std::size_t>(g0) * group_bytes, group_bytes, n_groups - g0, n_valid_rows - g0 * kPackRows, n_tok, 32,
+    // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM, of the read: one thread
+    // 65 -> 81% (AVX-VNNI 71 -> 82%), two threads 57 -> 75%; in L2 +32%.
+    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32, true,
+                [&](std::int64_t g, std::int64_t rows_last, int n_next) {
+                    halves_tokens_q6k<kVnni, 2, 2, 1>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, 0, a, ad,
+                                                      abias, 1, y + g * kPackRows, ldy, rows_last, n_next);
+                },
                 [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
                     halves_tokens_q6k<kVnni, 1, H, T>(nsb, wg, group_bytes, half0, a + t * 256, ad + t, abias + t * 16, n_tok,
-                                                      y + (g0 + g) * kPackRows + t * ldy, ldy, rows, 0);
+                                                      y + g * kPackRows + t * ldy, ldy, rows, 0);
                 });
 }
 
