@@ -166,8 +166,14 @@ constexpr int kMaxChunks = 256;
 // scheduling): each takes 1/(2 * workers) of the groups left, rounded up to an even count (a
 // lone token's kernels take groups in pairs), never fewer than min_size, never across jobs. The
 // last chunks are then 2 groups, so the workers finish within about two groups of each other
-// (equal chunks of 1/16 of a matrix left one idle for half a chunk on average). Returns the count.
-int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, GroupChunk* out) {
+// (equal chunks of 1/16 of a matrix left one idle for half a chunk on average). A lone worker
+// decoding takes each job whole: there is nothing to balance, and every chunk start costs a ramp
+// of unprefetched reads. Returns the count.
+int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, bool decode, GroupChunk* out) {
+    if (workers == 1 && decode) {
+        for (int j = 0; j < n_jobs; ++j) out[j] = {j, 0, n_groups[j]};
+        return n_jobs;
+    }
     std::int64_t total = 0;
     for (int j = 0; j < n_jobs; ++j) total += n_groups[j];
     for (std::int64_t min_size = 2;; min_size *= 2) {  // larger minimums until kMaxChunks suffice
@@ -183,6 +189,21 @@ int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, GroupChun
             }
         }
         if (n <= kMaxChunks) return n;
+    }
+}
+
+// Prefetches (toward L2) the first kStartBytes of each of a chunk's first kStartGroups groups:
+// where the decode kernels' streams begin (they take up to 4 groups at a time, and prefetch
+// 4 KiB ahead of their reads).
+void prefetch_chunk_start(const MatmulJob* jobs, const GroupChunk& ch) {
+    constexpr std::int64_t kStartGroups = 4;
+    constexpr std::size_t kStartBytes = 4096;
+    const WeightMatrix& w = *jobs[ch.job].w;
+    const std::size_t gb = w.group_bytes(), bytes = std::min(kStartBytes, gb);
+    const std::uint8_t* base = w.data() + static_cast<std::size_t>(ch.g0) * gb;
+    const std::int64_t n = std::min(kStartGroups, ch.g1 - ch.g0);
+    for (std::int64_t g = 0; g < n; ++g) {
+        for (std::size_t o = 0; o < bytes; o += 64) __builtin_prefetch(base + static_cast<std::size_t>(g) * gb + o, 0, 2);
     }
 }
 
@@ -213,12 +234,18 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, cons
     }
     const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), max_groups * n_jobs));
     GroupChunk chunks[kMaxChunks];
-    const int n_chunks = plan_chunks(n_groups, n_jobs, workers, chunks);
+    const int n_chunks = plan_chunks(n_groups, n_jobs, workers, n_tokens == 1, chunks);
     std::atomic<int> next{0};
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
+        // Decode claims a chunk ahead and starts its streams toward L2 before running the one in
+        // hand, so the next chunk does not open on demand misses (the kernels' own prefetches
+        // only reach the groups of their call and the next).
+        int c_next = next.fetch_add(1, std::memory_order_relaxed);
         for (;;) {
-            const int c = next.fetch_add(1, std::memory_order_relaxed);
+            const int c = c_next;
             if (c >= n_chunks) break;
+            c_next = next.fetch_add(1, std::memory_order_relaxed);
+            if (n_tokens == 1 && c_next < n_chunks) prefetch_chunk_start(jobs, chunks[c_next]);
             const GroupChunk& ch = chunks[c];
             const MatmulJob& job = jobs[ch.job];
             const std::size_t gb = job.w->group_bytes();
