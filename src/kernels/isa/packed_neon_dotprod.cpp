@@ -1,0 +1,112 @@
+// FEAT_DotProd kernels of the repacked Q4_0 and Q8_0 layouts (kernels/packed.hpp). A layout chunk
+// holds 16 rows x 4 values: four 128-bit registers of 4 rows each, and `sdot` by element
+// (vdotq_laneq_s32) multiplies each row's 4 values by one 4-byte group of the token's activation
+// block, so a block's 16 row sums land in 4 int32 vectors with no horizontal adds, and its 16 fp16
+// row scales convert with 4 fcvtl. Same exact integer sums and float steps as packed_scalar.cpp,
+// so results are bit-identical. Built with +dotprod; chosen when HWCAP reports asimddp.
+#include <arm_neon.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/isa/isa_kernels.hpp"
+#include "kernels/isa/packed_driver-inl.hpp"
+#include "kernels/packed_isa.hpp"
+#include "kernels/quant_blocks.hpp"
+
+namespace ember::kernels::neon_dotprod {
+namespace {
+
+constexpr std::int64_t kTokenBlock = 64;  // tokens whose activations stay in L2 while groups pass
+constexpr int kMaxT = 2;                  // tokens a call: 8 int32 + 8 float accumulators, 4 activations
+
+// Adds one chunk of 4 values (4 registers of 4 rows) times lane L of a token's activation register.
+template <int L>
+inline void dot_chunk(int32x4_t* s, const int8x16_t* w, int8x16_t a) {
+    for (int i = 0; i < 4; ++i) s[i] = vdotq_laneq_s32(s[i], w[i], a, L);
+}
+
+// Chunk C of a block and those after it, for T tokens. Q4_0 (C < 4), byte i of lane r: low
+// nibble = value 4C + i, high nibble = value 16 + 4C + i. Q8_0 (C < 8): values 4C..4C+3, + 128.
+template <bool Q4, int T, int C>
+inline void block_chunks(int32x4_t (*s)[4], const std::uint8_t* q, const int8x16_t* lo, const int8x16_t* hi) {
+    if constexpr (Q4) {
+        int8x16_t wl[4], wh[4];
+        for (int i = 0; i < 4; ++i) {
+            const uint8x16_t x = vld1q_u8(q + 64 * C + 16 * i);
+            wl[i] = vreinterpretq_s8_u8(vandq_u8(x, vdupq_n_u8(0x0f)));
+            wh[i] = vreinterpretq_s8_u8(vshrq_n_u8(x, 4));
+        }
+        for (int t = 0; t < T; ++t) {
+            dot_chunk<C>(s[t], wl, lo[t]);
+            dot_chunk<C>(s[t], wh, hi[t]);
+        }
+        if constexpr (C < 3) block_chunks<Q4, T, C + 1>(s, q, lo, hi);
+    } else {
+        int8x16_t w[4];
+        for (int i = 0; i < 4; ++i) w[i] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(q + 64 * C + 16 * i), vdupq_n_u8(0x80)));
+        for (int t = 0; t < T; ++t) dot_chunk<C % 4>(s[t], w, C < 4 ? lo[t] : hi[t]);
+        if constexpr (C < 7) block_chunks<Q4, T, C + 1>(s, q, lo, hi);
+    }
+}
+
+// T tokens (t0's activations at a, ad, ab; stride n_tok per block) against one group of `rows`
+// valid rows. Per block: s = bias (Q4_0: -8 * sum(a); Q8_0: the bytes are w + 128, flipped back to
+// signed w by one eor, so no bias) + the integer dot; acc = fma(float(s), dw * da, acc).
+template <bool Q4, int T>
+void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
+                  const std::int32_t* ab, std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t rows) {
+    constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
+    const auto* scales = reinterpret_cast<const float16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
+    float32x4_t acc[T][4];
+    for (int t = 0; t < T; ++t)
+        for (int i = 0; i < 4; ++i) acc[t][i] = vdupq_n_f32(0.0f);
+    for (std::int64_t b = 0; b < nb; ++b) {
+        const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock;
+        int8x16_t lo[T], hi[T];  // activation bytes 0..15 and 16..31
+        int32x4_t s[T][4];
+        for (int t = 0; t < T; ++t) {
+            const std::int8_t* at = a + (b * n_tok + t) * kQK;
+            lo[t] = vld1q_s8(at);
+            hi[t] = vld1q_s8(at + 16);
+            const int32x4_t init = vdupq_n_s32(Q4 ? ab[b * n_tok + t] : 0);
+            for (int i = 0; i < 4; ++i) s[t][i] = init;
+        }
+        block_chunks<Q4, T, 0>(s, q, lo, hi);
+        for (int i = 0; i < 4; ++i) {
+            const float32x4_t dw = vcvt_f32_f16(vld1_f16(scales + b * kPackRows + 4 * i));
+            for (int t = 0; t < T; ++t) {
+                const float32x4_t prod = vmulq_n_f32(dw, ad[b * n_tok + t]);
+                acc[t][i] = vfmaq_f32(acc[t][i], vcvtq_f32_s32(s[t][i]), prod);
+            }
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        float* yt = y + t * ldy;
+        if (rows == kPackRows) {
+            for (int i = 0; i < 4; ++i) vst1q_f32(yt + 4 * i, acc[t][i]);
+        } else {
+            float out[kPackRows];
+            for (int i = 0; i < 4; ++i) vst1q_f32(out + 4 * i, acc[t][i]);
+            for (std::int64_t r = 0; r < rows; ++r) yt[r] = out[r];
+        }
+    }
+}
+
+template <bool Q4>
+void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+          std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
+          std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_for_each<kMaxT>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+                           [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                               group_tokens<Q4, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, a + t * kQK,
+                                                   ad + t, ab + t, n_tok, y + g * kPackRows + t * ldy, ldy, rows);
+                           });
+}
+
+}  // namespace
+
+EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_0) { gemm<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
+EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q8_0) { gemm<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
+
+}  // namespace ember::kernels::neon_dotprod
