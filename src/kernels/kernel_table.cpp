@@ -150,6 +150,7 @@ void fill_arm(Table& table) {
     EMBER_SET_FLOAT_ROWS(neon, neon);
     EMBER_SET_LEGACY(neon, neon);
     EMBER_SET_KQUANT(neon, neon);
+    for (TensorType q : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) neon[q].quantize_act = neon::quantize_act_q8_k;
     IsaTable& dotprod = table.derive(Isa::neon_dotprod);
     EMBER_SET_LEGACY(dotprod, neon_dotprod);
     EMBER_SET_KQUANT(dotprod, neon_dotprod);

@@ -130,6 +130,7 @@ EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_k)    // identical bytes to quantize_row_q8_k
 }  // namespace neon
 namespace neon_dotprod {  // + FEAT_DotProd: sdot
 EMBER_DECLARE_LEGACY_DOTS
