@@ -1,9 +1,11 @@
-// FEAT_DotProd kernels of the repacked Q4_0 and Q8_0 layouts (kernels/packed.hpp). A layout chunk
-// holds 16 rows x 4 values: four 128-bit registers of 4 rows each, and `sdot` by element
+// FEAT_DotProd kernels of the repacked layouts (kernels/packed.hpp). A layout chunk holds
+// 16 rows x 4 values: four 128-bit registers of 4 rows each, and `sdot` by element
 // (vdotq_laneq_s32) multiplies each row's 4 values by one 4-byte group of the token's activation
 // block, so a block's 16 row sums land in 4 int32 vectors with no horizontal adds, and its 16 fp16
-// row scales convert with 4 fcvtl. Same exact integer sums and float steps as packed_scalar.cpp,
-// so results are bit-identical. Built with +dotprod; chosen when HWCAP reports asimddp.
+// row scales convert with 4 fcvtl; Q4_K/Q5_K sub-block sums take their row scales by vmla. Same
+// exact integer sums and float steps as packed_scalar.cpp, so results are bit-identical. Q6_K
+// stays row-major on ARM64: its unpacking (nibble and 2 high bits from two lines) left a packed
+// version at about the row kernels' instruction count (docs/kernels-interface.md). Built with +dotprod; chosen when HWCAP reports asimddp.
 #include <arm_neon.h>
 
 #include <cstddef>
@@ -50,6 +52,32 @@ inline void block_chunks(int32x4_t (*s)[4], const std::uint8_t* q, const int8x16
     }
 }
 
+// Stores T tokens' 16 row outputs (4 vectors each) for the group's `rows` valid rows.
+template <int T>
+inline void store_rows(const float32x4_t (*acc)[4], float* y, std::int64_t ldy, std::int64_t rows) {
+    for (int t = 0; t < T; ++t) {
+        float* yt = y + t * ldy;
+        if (rows == kPackRows) {
+            for (int i = 0; i < 4; ++i) vst1q_f32(yt + 4 * i, acc[t][i]);
+        } else {
+            float out[kPackRows];
+            for (int i = 0; i < 4; ++i) vst1q_f32(out + 4 * i, acc[t][i]);
+            for (std::int64_t r = 0; r < rows; ++r) yt[r] = out[r];
+        }
+    }
+}
+
+// 4 unsigned bytes (rows 4i..4i+3 of a 16-byte line) widened to int32.
+inline int32x4_t widen_u8(const std::uint8_t* p, int i) {
+    const uint16x8_t h = vmovl_u8(vld1_u8(p + (i / 2) * 8));
+    return vreinterpretq_s32_u32(i % 2 == 0 ? vmovl_u16(vget_low_u16(h)) : vmovl_u16(vget_high_u16(h)));
+}
+
+inline int32x4_t widen_s8(const std::uint8_t* p, int i) {
+    const int16x8_t h = vmovl_s8(vld1_s8(reinterpret_cast<const std::int8_t*>(p) + (i / 2) * 8));
+    return i % 2 == 0 ? vmovl_s16(vget_low_s16(h)) : vmovl_s16(vget_high_s16(h));
+}
+
 // T tokens (t0's activations at a, ad, ab; stride n_tok per block) against one group of `rows`
 // valid rows. Per block: s = bias (Q4_0: -8 * sum(a); Q8_0: the bytes are w + 128, flipped back to
 // signed w by one eor, so no bias) + the integer dot; acc = fma(float(s), dw * da, acc).
@@ -81,16 +109,7 @@ void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int8_t* a,
             }
         }
     }
-    for (int t = 0; t < T; ++t) {
-        float* yt = y + t * ldy;
-        if (rows == kPackRows) {
-            for (int i = 0; i < 4; ++i) vst1q_f32(yt + 4 * i, acc[t][i]);
-        } else {
-            float out[kPackRows];
-            for (int i = 0; i < 4; ++i) vst1q_f32(out + 4 * i, acc[t][i]);
-            for (std::int64_t r = 0; r < rows; ++r) yt[r] = out[r];
-        }
-    }
+    store_rows<T>(acc, y, ldy, rows);
 }
 
 template <bool Q4>
@@ -104,9 +123,97 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
                            });
 }
 
+// Sub-block j's 32 dots of a Q4_K (Q5 false) or Q5_K superblock: chunk c, lane r, byte i of pair
+// k = j / 2 holds value 4c + i of sub-block 2k (low nibble) and 2k + 1 (high); Q5_K's fifth bit
+// is bit j of the same byte of qh line c. Activation sub-block j in (lo, hi) registers.
+template <bool Q5, int T, int C>
+inline void subblock_q45k(int32x4_t (*s)[4], const std::uint8_t* qh, const std::uint8_t* o, int j,
+                          const int8x16_t* lo, const int8x16_t* hi) {
+    int8x16_t w[4];
+    for (int i = 0; i < 4; ++i) {
+        const uint8x16_t x = vld1q_u8(o + (j / 2) * 512 + 64 * C + 16 * i);
+        uint8x16_t q = j % 2 == 0 ? vandq_u8(x, vdupq_n_u8(0x0f)) : vshrq_n_u8(x, 4);
+        if constexpr (Q5) {
+            const uint8x16_t h = vshlq_u8(vld1q_u8(qh + 64 * C + 16 * i), vdupq_n_s8(static_cast<std::int8_t>(4 - j)));
+            q = vorrq_u8(q, vandq_u8(h, vdupq_n_u8(0x10)));
+        }
+        w[i] = vreinterpretq_s8_u8(q);
+    }
+    for (int t = 0; t < T; ++t) dot_chunk<C % 4>(s[t], w, C < 4 ? lo[t] : hi[t]);
+    if constexpr (C < 7) subblock_q45k<Q5, T, C + 1>(s, qh, o, j, lo, hi);
+}
+
+// Q4_K / Q5_K (kernels/packed.hpp): per superblock and row, isum = sum_j sc_j * dot_j and msum =
+// sum_j m_j * bsum_j exactly (int16 pairs of mins against the activation's pair sums), then
+// acc = fma(isum, d * da, acc), acc = fma(msum, -(dmin * da), acc), as packed_scalar.cpp.
+template <bool Q5, int T>
+void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
+                       const std::int32_t* abs, std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t rows) {
+    constexpr std::size_t kQh = Q5 ? 512 : 0;
+    float32x4_t acc[T][4];
+    for (int t = 0; t < T; ++t)
+        for (int i = 0; i < 4; ++i) acc[t][i] = vdupq_n_f32(0.0f);
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* qh = wg + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
+        const std::uint8_t* o = qh + kQh;
+        int32x4_t isum[T][4];
+        for (int t = 0; t < T; ++t)
+            for (int i = 0; i < 4; ++i) isum[t][i] = vdupq_n_s32(0);
+        for (int j = 0; j < 8; ++j) {
+            int8x16_t lo[T], hi[T];
+            int32x4_t s[T][4];
+            for (int t = 0; t < T; ++t) {
+                const std::int8_t* at = a + (sb * n_tok + t) * 256 + 32 * j;
+                lo[t] = vld1q_s8(at);
+                hi[t] = vld1q_s8(at + 16);
+                for (int i = 0; i < 4; ++i) s[t][i] = vdupq_n_s32(0);
+            }
+            subblock_q45k<Q5, T, 0>(s, qh, o, j, lo, hi);
+            for (int i = 0; i < 4; ++i) {
+                const int32x4_t sc = widen_u8(o + 2048 + 16 * j, i);
+                for (int t = 0; t < T; ++t) isum[t][i] = vmlaq_s32(isum[t][i], sc, s[t][i]);
+            }
+        }
+        for (int t = 0; t < T; ++t) {
+            // Mins [pair p][row r][2] against the pair sums (two int16 in one int32 of abs).
+            const std::int32_t* bs = abs + (sb * n_tok + t) * 4;
+            const float da = ad[sb * n_tok + t];
+            for (int i = 0; i < 4; ++i) {
+                int32x4_t m01 = vdupq_n_s32(0), m23 = vdupq_n_s32(0);  // rows 4i, 4i+1 / 4i+2, 4i+3
+                for (int p = 0; p < 4; ++p) {
+                    const int16x8_t m = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(o + 2048 + 128 + 32 * p + 8 * i)));
+                    const int16x8_t b = vreinterpretq_s16_s32(vdupq_n_s32(bs[p]));
+                    m01 = vmlal_s16(m01, vget_low_s16(m), vget_low_s16(b));
+                    m23 = vmlal_high_s16(m23, m, b);
+                }
+                const int32x4_t msum = vpaddq_s32(m01, m23);
+                const auto* dm = reinterpret_cast<const float16_t*>(o + 2048 + 256);
+                const float32x4_t d = vmulq_n_f32(vcvt_f32_f16(vld1_f16(dm + 4 * i)), da);
+                const float32x4_t dmin = vnegq_f32(vmulq_n_f32(vcvt_f32_f16(vld1_f16(dm + 16 + 4 * i)), da));
+                acc[t][i] = vfmaq_f32(acc[t][i], vcvtq_f32_s32(isum[t][i]), d);
+                acc[t][i] = vfmaq_f32(acc[t][i], vcvtq_f32_s32(msum), dmin);
+            }
+        }
+    }
+    store_rows<T>(acc, y, ldy, rows);
+}
+
+template <bool Q5>
+void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
+               std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_for_each<kMaxT>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+                           [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                               group_tokens_q45k<Q5, T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
+                                                        ad + t, abs + t * 4, n_tok, y + g * kPackRows + t * ldy, ldy, rows);
+                           });
+}
+
 }  // namespace
 
 EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_0) { gemm<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
 EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q8_0) { gemm<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
+EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_k) { gemm_q45k<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
+EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q5_k) { gemm_q45k<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
 
 }  // namespace ember::kernels::neon_dotprod
