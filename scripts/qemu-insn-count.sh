@@ -15,13 +15,14 @@ trap 'rm -f "$log"' EXIT
 count() {  # instructions of each translation block (in_asm) times its executions (exec)
   python3 - "$log" <<'PY'
 import collections, re, sys
-size, runs, block, first = {}, collections.Counter(), False, None
+size, runs, block, first, n = {}, collections.Counter(), False, None, 0
 for line in open(sys.argv[1], errors="replace"):
     if line.startswith("IN:"):
-        block, first = True, None
+        block, first, n = True, None, 0
     elif block and (m := re.match(r"0x([0-9a-f]+):\s", line)):
         first = first if first is not None else int(m.group(1), 16)
-        size[first] = size.get(first, 0) + 1
+        n += 1
+        size[first] = n  # a block translated again (cache flush) is counted once
     elif line.startswith("Trace") and (m := re.search(r"/([0-9a-f]{8,16})/", line)):
         runs[int(m.group(1), 16)] += 1
     elif not line.strip():

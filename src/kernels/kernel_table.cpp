@@ -156,13 +156,8 @@ void fill_arm(Table& table) {
     EMBER_SET_KQUANT(dotprod, neon_dotprod);
     // sdot by element on 16 interleaved rows (packed_neon_dotprod.cpp), preferred here and on
     // i8mm: no horizontal sums and the float step 4 rows a vector, where the row kernels (the
-    // smmla 2x2 tiles too) take a scalar float step per row, token and block. Q6_K stays
-    // row-major (a packed version was no shorter; docs/kernels-interface.md).
-    dotprod[TensorType::Q4_0].packed_gemm = neon_dotprod::packed_gemm_q4_0;
-    dotprod[TensorType::Q8_0].packed_gemm = neon_dotprod::packed_gemm_q8_0;
-    dotprod[TensorType::Q4_K].packed_gemm = neon_dotprod::packed_gemm_q4_k;
-    dotprod[TensorType::Q5_K].packed_gemm = neon_dotprod::packed_gemm_q5_k;
-    for (TensorType q : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K}) dotprod[q].prefer_packed = true;
+    // smmla 2x2 tiles too) take a scalar float step per row, token and block.
+    EMBER_SET_PACKED(dotprod, neon_dotprod);
     IsaTable& i8mm = table.derive(Isa::neon_i8mm);  // smmla legacy tiles; the rest stays sdot
     i8mm[TensorType::Q4_0].tile = neon_i8mm::tile_q4_0;
     i8mm[TensorType::Q4_1].tile = neon_i8mm::tile_q4_1;

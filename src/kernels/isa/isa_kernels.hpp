@@ -137,10 +137,7 @@ EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_0)  // sdot by element on the 16-row layouts
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q8_0)
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_k)
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q5_k)
+EMBER_DECLARE_PACKED  // sdot by element on the 16-row layouts
 }  // namespace neon_dotprod
 namespace neon_i8mm {  // + FEAT_I8MM: smmla (2 rows x 2 tokens per instruction)
 EMBER_DECLARE_LEGACY_TILES

@@ -2,10 +2,8 @@
 // 16 rows x 4 values: four 128-bit registers of 4 rows each, and `sdot` by element
 // (vdotq_laneq_s32) multiplies each row's 4 values by one 4-byte group of the token's activation
 // block, so a block's 16 row sums land in 4 int32 vectors with no horizontal adds, and its 16 fp16
-// row scales convert with 4 fcvtl; Q4_K/Q5_K sub-block sums take their row scales by vmla. Same
-// exact integer sums and float steps as packed_scalar.cpp, so results are bit-identical. Q6_K
-// stays row-major on ARM64: its unpacking (nibble and 2 high bits from two lines) left a packed
-// version at about the row kernels' instruction count (docs/kernels-interface.md). Built with +dotprod; chosen when HWCAP reports asimddp.
+// row scales convert with 4 fcvtl; K-quant sub-block sums take their row scales by vmla. Same
+// exact integer sums and float steps as packed_scalar.cpp, so results are bit-identical. Built with +dotprod; chosen when HWCAP reports asimddp.
 #include <arm_neon.h>
 
 #include <cstddef>
@@ -24,14 +22,14 @@ constexpr int kMaxT = 2;                  // tokens a call: 8 int32 + 8 float ac
 
 // Adds one chunk of 4 values (4 registers of 4 rows) times lane L of a token's activation register.
 template <int L>
-inline void dot_chunk(int32x4_t* s, const int8x16_t* w, int8x16_t a) {
+[[gnu::always_inline]] inline void dot_chunk(int32x4_t* s, const int8x16_t* w, int8x16_t a) {
     for (int i = 0; i < 4; ++i) s[i] = vdotq_laneq_s32(s[i], w[i], a, L);
 }
 
 // Chunk C of a block and those after it, for T tokens. Q4_0 (C < 4), byte i of lane r: low
 // nibble = value 4C + i, high nibble = value 16 + 4C + i. Q8_0 (C < 8): values 4C..4C+3, + 128.
 template <bool Q4, int T, int C>
-inline void block_chunks(int32x4_t (*s)[4], const std::uint8_t* q, const int8x16_t* lo, const int8x16_t* hi) {
+[[gnu::always_inline]] inline void block_chunks(int32x4_t (*s)[4], const std::uint8_t* q, const int8x16_t* lo, const int8x16_t* hi) {
     if constexpr (Q4) {
         int8x16_t wl[4], wh[4];
         for (int i = 0; i < 4; ++i) {
@@ -123,24 +121,48 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
                            });
 }
 
-// Sub-block j's 32 dots of a Q4_K (Q5 false) or Q5_K superblock: chunk c, lane r, byte i of pair
-// k = j / 2 holds value 4c + i of sub-block 2k (low nibble) and 2k + 1 (high); Q5_K's fifth bit
-// is bit j of the same byte of qh line c. Activation sub-block j in (lo, hi) registers.
-template <bool Q5, int T, int C>
-inline void subblock_q45k(int32x4_t (*s)[4], const std::uint8_t* qh, const std::uint8_t* o, int j,
-                          const int8x16_t* lo, const int8x16_t* hi) {
+// Sub-block 2k + P's 32 dots of a Q4_K (Q5 false) or Q5_K superblock: chunk c, lane r, byte i
+// of pair k holds value 4c + i of sub-block 2k (low nibble, P = 0) and 2k + 1 (high, P = 1);
+// Q5_K's fifth bit is bit 2k + P of the same byte of qh line c, joined by one shift-and-insert.
+// Activation sub-block 2k + P in (lo, hi) registers.
+template <bool Q5, int T, int P, int C>
+[[gnu::always_inline]] inline void subblock_q45k(int32x4_t (*s)[4], const std::uint8_t* qh, const std::uint8_t* pair,
+                                                 int8x16_t qh_shift, const int8x16_t* lo, const int8x16_t* hi) {
     int8x16_t w[4];
     for (int i = 0; i < 4; ++i) {
-        const uint8x16_t x = vld1q_u8(o + (j / 2) * 512 + 64 * C + 16 * i);
-        uint8x16_t q = j % 2 == 0 ? vandq_u8(x, vdupq_n_u8(0x0f)) : vshrq_n_u8(x, 4);
-        if constexpr (Q5) {
-            const uint8x16_t h = vshlq_u8(vld1q_u8(qh + 64 * C + 16 * i), vdupq_n_s8(static_cast<std::int8_t>(4 - j)));
-            q = vorrq_u8(q, vandq_u8(h, vdupq_n_u8(0x10)));
+        const uint8x16_t x = vld1q_u8(pair + 64 * C + 16 * i);
+        uint8x16_t q;
+        if constexpr (!Q5) {
+            q = P == 0 ? vandq_u8(x, vdupq_n_u8(0x0f)) : vshrq_n_u8(x, 4);
+        } else {
+            const uint8x16_t b = vshlq_u8(vld1q_u8(qh + 64 * C + 16 * i), qh_shift);  // the bit at 0 (P 0) or 4 (P 1)
+            q = P == 0 ? vsliq_n_u8(x, vandq_u8(b, vdupq_n_u8(0x01)), 4) : vsriq_n_u8(vandq_u8(b, vdupq_n_u8(0x10)), x, 4);
         }
         w[i] = vreinterpretq_s8_u8(q);
     }
     for (int t = 0; t < T; ++t) dot_chunk<C % 4>(s[t], w, C < 4 ? lo[t] : hi[t]);
-    if constexpr (C < 7) subblock_q45k<Q5, T, C + 1>(s, qh, o, j, lo, hi);
+    if constexpr (C < 7) subblock_q45k<Q5, T, P, C + 1>(s, qh, pair, qh_shift, lo, hi);
+}
+
+// Sub-block j = 2k + P of a superblock (quants o, Q5_K's qh lines qh) into isum. a: the
+// superblock's first token.
+template <bool Q5, int T, int P>
+inline void subblock_sum_q45k(int32x4_t (*isum)[4], const std::uint8_t* qh, const std::uint8_t* o, int k,
+                              const std::int8_t* a) {
+    const int j = 2 * k + P;
+    int8x16_t lo[T], hi[T];
+    int32x4_t s[T][4];
+    for (int t = 0; t < T; ++t) {
+        lo[t] = vld1q_s8(a + t * 256 + 32 * j);
+        hi[t] = vld1q_s8(a + t * 256 + 32 * j + 16);
+        for (int i = 0; i < 4; ++i) s[t][i] = vdupq_n_s32(0);
+    }
+    const int8x16_t qh_shift = vdupq_n_s8(static_cast<std::int8_t>(P == 0 ? -j : 4 - j));
+    subblock_q45k<Q5, T, P, 0>(s, qh, o + k * 512, qh_shift, lo, hi);
+    for (int i = 0; i < 4; ++i) {
+        const int32x4_t sc = widen_u8(o + 2048 + 16 * j, i);
+        for (int t = 0; t < T; ++t) isum[t][i] = vmlaq_s32(isum[t][i], sc, s[t][i]);
+    }
 }
 
 // Q4_K / Q5_K (kernels/packed.hpp): per superblock and row, isum = sum_j sc_j * dot_j and msum =
@@ -159,20 +181,9 @@ void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::int8
         int32x4_t isum[T][4];
         for (int t = 0; t < T; ++t)
             for (int i = 0; i < 4; ++i) isum[t][i] = vdupq_n_s32(0);
-        for (int j = 0; j < 8; ++j) {
-            int8x16_t lo[T], hi[T];
-            int32x4_t s[T][4];
-            for (int t = 0; t < T; ++t) {
-                const std::int8_t* at = a + (sb * n_tok + t) * 256 + 32 * j;
-                lo[t] = vld1q_s8(at);
-                hi[t] = vld1q_s8(at + 16);
-                for (int i = 0; i < 4; ++i) s[t][i] = vdupq_n_s32(0);
-            }
-            subblock_q45k<Q5, T, 0>(s, qh, o, j, lo, hi);
-            for (int i = 0; i < 4; ++i) {
-                const int32x4_t sc = widen_u8(o + 2048 + 16 * j, i);
-                for (int t = 0; t < T; ++t) isum[t][i] = vmlaq_s32(isum[t][i], sc, s[t][i]);
-            }
+        for (int k = 0; k < 4; ++k) {
+            subblock_sum_q45k<Q5, T, 0>(isum, qh, o, k, a + sb * n_tok * 256);
+            subblock_sum_q45k<Q5, T, 1>(isum, qh, o, k, a + sb * n_tok * 256);
         }
         for (int t = 0; t < T; ++t) {
             // Mins [pair p][row r][2] against the pair sums (two int16 in one int32 of abs).
@@ -198,6 +209,86 @@ void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::int8
     store_rows<T>(acc, y, ldy, rows);
 }
 
+// Q6_K (kernels/packed.hpp): sub-block J (16 values) of half h = J / 8 takes chunks k = 4 (J % 8)
+// .. + 3: the nibble (k >= 16 ? high : low) of ql line 16h + k % 16 and bits 2 (k / 8) of qh line
+// 32 + 8h + k % 8 above it, joined by one shift-and-insert (sli for a low nibble, sri for a high
+// one). Per row isum = sum_j sc_j * (bias_j + dot_j), acc = fma(isum, d * da, acc).
+template <int T, int J, int C>
+[[gnu::always_inline]] inline void subblock_q6k(int32x4_t (*s)[4], const std::uint8_t* o, const int8x16_t* x) {
+    constexpr int h = J / 8, k = 4 * (J % 8) + C, shift = 2 * (k / 8);
+    int8x16_t w[4];
+    for (int i = 0; i < 4; ++i) {
+        const uint8x16_t ql = vld1q_u8(o + (16 * h + k % 16) * 64 + 16 * i);
+        const uint8x16_t qh = vld1q_u8(o + (32 + 8 * h + k % 8) * 64 + 16 * i);
+        uint8x16_t q;
+        if constexpr (k < 16) {  // (ql & 0x0f) | bits << 4: the 2 bits moved to the bottom, inserted
+            uint8x16_t low2 = qh;
+            if constexpr (shift > 0) low2 = vshrq_n_u8(qh, shift);
+            q = vsliq_n_u8(ql, vandq_u8(low2, vdupq_n_u8(0x03)), 4);
+        } else {  // bits at 4..5 | ql >> 4: the 2 bits moved to bit 4, ql's high nibble inserted
+            uint8x16_t up = qh;
+            if constexpr (shift < 4) up = vshlq_n_u8(qh, 4 - shift);
+            if constexpr (shift > 4) up = vshrq_n_u8(qh, shift - 4);
+            q = vsriq_n_u8(vandq_u8(up, vdupq_n_u8(0x30)), ql, 4);
+        }
+        w[i] = vreinterpretq_s8_u8(q);
+    }
+    for (int t = 0; t < T; ++t) dot_chunk<C>(s[t], w, x[t]);
+    if constexpr (C < 3) subblock_q6k<T, J, C + 1>(s, o, x);
+}
+
+// Sub-block J of superblock o into isum, then J + 1 .. 15. a, bias: the superblock's first token.
+template <int T, int J>
+inline void subblocks_q6k(int32x4_t (*isum)[4], const std::uint8_t* o, const std::int8_t* a, const std::int32_t* bias) {
+    int8x16_t x[T];
+    int32x4_t s[T][4];
+    for (int t = 0; t < T; ++t) {
+        x[t] = vld1q_s8(a + t * 256 + 16 * J);
+        const int32x4_t b = vdupq_n_s32(bias[t * 16 + J]);
+        for (int i = 0; i < 4; ++i) s[t][i] = b;
+    }
+    subblock_q6k<T, J, 0>(s, o, x);
+    for (int i = 0; i < 4; ++i) {
+        const int32x4_t sc = widen_s8(o + 3072 + 16 * J, i);
+        for (int t = 0; t < T; ++t) isum[t][i] = vmlaq_s32(isum[t][i], sc, s[t][i]);
+    }
+    if constexpr (J < 15) subblocks_q6k<T, J + 1>(isum, o, a, bias);
+}
+
+template <int T>
+void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
+                      const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t rows) {
+    float32x4_t acc[T][4];
+    for (int t = 0; t < T; ++t)
+        for (int i = 0; i < 4; ++i) acc[t][i] = vdupq_n_f32(0.0f);
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        int32x4_t isum[T][4];
+        for (int t = 0; t < T; ++t)
+            for (int i = 0; i < 4; ++i) isum[t][i] = vdupq_n_s32(0);
+        subblocks_q6k<T, 0>(isum, o, a + sb * n_tok * 256, abias + sb * n_tok * 16);
+        const auto* dh = reinterpret_cast<const float16_t*>(o + 3072 + 256);
+        for (int t = 0; t < T; ++t) {
+            const float da = ad[sb * n_tok + t];
+            for (int i = 0; i < 4; ++i) {
+                const float32x4_t d = vmulq_n_f32(vcvt_f32_f16(vld1_f16(dh + 4 * i)), da);
+                acc[t][i] = vfmaq_f32(acc[t][i], vcvtq_f32_s32(isum[t][i]), d);
+            }
+        }
+    }
+    store_rows<T>(acc, y, ldy, rows);
+}
+
+void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
+              std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_for_each<kMaxT>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+                           [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                               group_tokens_q6k<T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
+                                                   ad + t, abias + t * 16, n_tok, y + g * kPackRows + t * ldy, ldy, rows);
+                           });
+}
+
 template <bool Q5>
 void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
@@ -211,9 +302,6 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
 
 }  // namespace
 
-EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_0) { gemm<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
-EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q8_0) { gemm<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
-EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_k) { gemm_q45k<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
-EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q5_k) { gemm_q45k<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
+EMBER_DEFINE_PACKED(gemm, gemm_q45k, gemm_q6k)
 
 }  // namespace ember::kernels::neon_dotprod
