@@ -239,19 +239,19 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, cons
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
         // Decode claims a chunk ahead and starts its streams toward L2 before running the one in
         // hand, so the next chunk does not open on demand misses (the kernels' own prefetches
-        // only reach the groups of their call and the next).
-        int c_next = next.fetch_add(1, std::memory_order_relaxed);
-        for (;;) {
-            const int c = c_next;
-            if (c >= n_chunks) break;
-            c_next = next.fetch_add(1, std::memory_order_relaxed);
-            if (n_tokens == 1 && c_next < n_chunks) prefetch_chunk_start(jobs, chunks[c_next]);
+        // only reach the groups of their call and the next). Prefill claims as it goes: its
+        // chunks are long, and one held back could leave the other workers idle at the end.
+        const bool ahead = n_tokens == 1;
+        for (int c = next.fetch_add(1, std::memory_order_relaxed); c < n_chunks;) {
+            const int c_next = ahead ? next.fetch_add(1, std::memory_order_relaxed) : n_chunks;
+            if (c_next < n_chunks) prefetch_chunk_start(jobs, chunks[c_next]);
             const GroupChunk& ch = chunks[c];
             const MatmulJob& job = jobs[ch.job];
             const std::size_t gb = job.w->group_bytes();
             k.packed_gemm(nb, job.w->data() + static_cast<std::size_t>(ch.g0) * gb, gb, ch.g1 - ch.g0,
                           job.w->n_rows() - ch.g0 * kPackRows, qa, ad, ab, n_tokens, job.y + ch.g0 * kPackRows,
                           job.ldy);
+            c = ahead ? c_next : next.fetch_add(1, std::memory_order_relaxed);
         }
     });
 }
