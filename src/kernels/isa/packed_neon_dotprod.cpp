@@ -3,7 +3,8 @@
 // (vdotq_laneq_s32) multiplies each row's 4 values by one 4-byte group of the token's activation
 // block, so a block's 16 row sums land in 4 int32 vectors with no horizontal adds, and its 16 fp16
 // row scales convert with 4 fcvtl; K-quant sub-block sums take their row scales by vmla. Same
-// exact integer sums and float steps as packed_scalar.cpp, so results are bit-identical. Built with +dotprod; chosen when HWCAP reports asimddp.
+// exact integer sums and float steps as packed_scalar.cpp, so results are bit-identical. Built
+// with +dotprod; chosen when HWCAP reports asimddp.
 #include <arm_neon.h>
 
 #include <cstddef>
