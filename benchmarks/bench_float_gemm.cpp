@@ -48,13 +48,7 @@ Weights make_weights(TensorType t, std::int64_t rows, std::int64_t cols, std::ui
     for (std::int64_t r = 0; r < rows; ++r) {
         quantize_row(t, f.data() + r * cols, w.bytes.data() + static_cast<std::size_t>(r) * row_bytes, cols);
     }
-    w.info.name = "bench";
-    w.info.type = t;
-    w.info.n_dims = 2;
-    w.info.ne[0] = cols;
-    w.info.ne[1] = rows;
-    w.info.n_bytes = w.bytes.size();
-    w.info.data = w.bytes.data();
+    w.info = gguf::TensorInfo::matrix("bench", t, cols, rows, w.bytes.data(), w.bytes.size());
     w.w = WeightMatrix::prepare(w.info);
     return w;
 }

@@ -40,13 +40,7 @@ Matrix make_matrix(TensorType t, std::int64_t n_rows, std::int64_t n_cols, const
         const std::size_t off = static_cast<std::size_t>(r * 7919) % (pool.size() - static_cast<std::size_t>(n_cols));
         quantize_row(t, pool.data() + off, m.bytes.data() + static_cast<std::size_t>(r) * row_bytes, n_cols);
     }
-    m.info.name = "bench";
-    m.info.type = t;
-    m.info.n_dims = 2;
-    m.info.ne[0] = n_cols;
-    m.info.ne[1] = n_rows;
-    m.info.n_bytes = m.bytes.size();
-    m.info.data = m.bytes.data();
+    m.info = gguf::TensorInfo::matrix("bench", t, n_cols, n_rows, m.bytes.data(), m.bytes.size());
     m.w = WeightMatrix::prepare(m.info);
     return m;
 }

@@ -92,16 +92,8 @@ int main(int argc, char** argv) {
         }
         std::vector<WeightMatrix> mats;
         for (std::size_t c = 0; c < n_copies; ++c) {
-            gguf::TensorInfo info;
-            info.name = "bench";
-            info.type = t;
-            info.n_dims = 2;
-            info.ne[0] = cols;
-            info.ne[1] = rows;
-            info.n_elements = rows * cols;
-            info.n_bytes = mat_bytes;
-            info.data = pool.data() + c * mat_bytes;
-            mats.push_back(WeightMatrix::prepare(info));
+            mats.push_back(WeightMatrix::prepare(
+                gguf::TensorInfo::matrix("bench", t, cols, rows, pool.data() + c * mat_bytes, mat_bytes)));
         }
         std::vector<std::byte> scratch(matmul_scratch_bytes(mats[0], n_prefill));
 

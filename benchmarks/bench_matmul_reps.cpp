@@ -42,15 +42,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(1);
     for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
     for (std::size_t i = 1; i < bytes.size(); i += 2) bytes[i] &= 0x3b;  // fp16 fields stay finite
-    gguf::TensorInfo info;
-    info.name = "w";
-    info.type = type;
-    info.n_dims = 2;
-    info.ne[0] = cols;
-    info.ne[1] = rows;
-    info.n_elements = cols * rows;
-    info.n_bytes = bytes.size();
-    info.data = bytes.data();
+    const auto info = gguf::TensorInfo::matrix("w", type, cols, rows, bytes.data(), bytes.size());
     const WeightMatrix w = WeightMatrix::prepare(info, packed ? Packing::always : Packing::never);
     std::vector<float> x(static_cast<std::size_t>(cols * n_tok)), y(static_cast<std::size_t>(rows * n_tok));
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);

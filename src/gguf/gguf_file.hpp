@@ -75,6 +75,22 @@ struct TensorInfo {
     std::uint64_t n_bytes = 0;
     const std::uint8_t* data = nullptr;
 
+    /// A 2-D tensor of `n_rows` rows of `n_cols` values over `n_bytes` bytes at `data` (no file:
+    /// offsets 0), as tests and benchmarks hand matrices to the kernels.
+    static TensorInfo matrix(std::string_view name, TensorType type, std::int64_t n_cols, std::int64_t n_rows,
+                             const std::uint8_t* data, std::uint64_t n_bytes) noexcept {
+        TensorInfo t;
+        t.name = name;
+        t.type = type;
+        t.n_dims = 2;
+        t.ne[0] = n_cols;
+        t.ne[1] = n_rows;
+        t.n_elements = n_cols * n_rows;
+        t.n_bytes = n_bytes;
+        t.data = data;
+        return t;
+    }
+
     std::int64_t n_rows() const noexcept { return ne[1] * ne[2] * ne[3]; }
     std::uint64_t row_bytes() const noexcept { return n_rows() > 0 ? n_bytes / n_rows() : 0; }
 };

@@ -38,14 +38,7 @@ TypedWeights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n) {
     for (std::int64_t r = 0; r < n_rows; ++r) {
         quantize_row(t, f.data() + r * n, w.bytes.data() + static_cast<std::size_t>(r) * stride, n);
     }
-    w.info.name = "invariance.weight";
-    w.info.type = t;
-    w.info.n_dims = 2;
-    w.info.ne[0] = n;
-    w.info.ne[1] = n_rows;
-    w.info.n_elements = n * n_rows;
-    w.info.n_bytes = w.bytes.size();
-    w.info.data = w.bytes.data();
+    w.info = gguf::TensorInfo::matrix("invariance.weight", t, n, n_rows, w.bytes.data(), w.bytes.size());
     return w;
 }
 

@@ -155,15 +155,8 @@ TEST_CASE("matmul on every ISA, token count and thread count matches vec_dot", "
         for (std::int64_t n : {32, 96, 256}) {
             const auto wf = random_floats(static_cast<std::size_t>(n_rows * n), 21);
             const Rows wq = quantize_rows(t, wf, n_rows, n);
-            gguf::TensorInfo info;
-            info.name = "test.weight";
-            info.type = t;
-            info.n_dims = 2;
-            info.ne[0] = n;
-            info.ne[1] = n_rows;
-            info.n_elements = n * n_rows;
-            info.n_bytes = wq.stride * static_cast<std::size_t>(n_rows);
-            info.data = wq.data();
+            const auto info = gguf::TensorInfo::matrix("test.weight", t, n, n_rows, wq.data(),
+                                                       wq.stride * static_cast<std::size_t>(n_rows));
             const WeightMatrix w = WeightMatrix::prepare(info);
             REQUIRE(w.row_bytes() == wq.stride);
             const TypeKernels& ks = *type_kernels(t, Isa::scalar);
@@ -217,13 +210,8 @@ TEST_CASE("matmul with a large prefill block uses every row and token", "[matmul
     const auto wf = random_floats(static_cast<std::size_t>(n_rows * n), 3);
     const auto x = random_floats(static_cast<std::size_t>(n_tokens * n), 4);
     const Rows wq = quantize_rows(TensorType::Q4_0, wf, n_rows, n);
-    gguf::TensorInfo info;
-    info.name = "big";
-    info.type = TensorType::Q4_0;
-    info.n_dims = 2;
-    info.ne[0] = n;
-    info.ne[1] = n_rows;
-    info.data = wq.data();
+    const auto info = gguf::TensorInfo::matrix("big", TensorType::Q4_0, n, n_rows, wq.data(),
+                                               wq.stride * static_cast<std::size_t>(n_rows));
     const WeightMatrix w = WeightMatrix::prepare(info);
     std::vector<std::byte> scratch(matmul_scratch_bytes(w, n_tokens));
     std::vector<float> deq(static_cast<std::size_t>(n));

@@ -43,14 +43,9 @@ Weights make_weights(TensorType t, std::int64_t n_rows, std::int64_t n, std::uin
             quantize_row(t, f.data() + r * n, dst, n);
         }
     }
-    w.info.name = "packed.weight";
-    w.info.type = t;
-    w.info.n_dims = 2;
-    w.info.ne[0] = n;
-    w.info.ne[1] = n_rows;
-    w.info.n_elements = n * n_rows;
-    w.info.n_bytes = stride * static_cast<std::size_t>(n_rows);
-    w.info.data = w.storage.data() + 4;  // unaligned for SIMD loads, element-aligned like GGUF data
+    // unaligned for SIMD loads, element-aligned like GGUF data
+    w.info = gguf::TensorInfo::matrix("packed.weight", t, n, n_rows, w.storage.data() + 4,
+                                      stride * static_cast<std::size_t>(n_rows));
     return w;
 }
 

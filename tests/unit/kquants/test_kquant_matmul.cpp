@@ -21,16 +21,7 @@ namespace {
 
 ember::gguf::TensorInfo make_tensor(TensorType t, std::int64_t n_cols, std::int64_t n_rows,
                                     const std::vector<std::uint8_t>& bytes) {
-    ember::gguf::TensorInfo info;
-    info.name = "test.weight";
-    info.type = t;
-    info.n_dims = 2;
-    info.ne[0] = n_cols;
-    info.ne[1] = n_rows;
-    info.n_elements = n_cols * n_rows;
-    info.n_bytes = bytes.size();
-    info.data = bytes.data();
-    return info;
+    return ember::gguf::TensorInfo::matrix("test.weight", t, n_cols, n_rows, bytes.data(), bytes.size());
 }
 
 std::vector<Isa> available() {
