@@ -131,6 +131,7 @@ EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_k)    // identical bytes to quantize_row_q8_k
+EMBER_DECLARE_PACKED  // smull/smlal by broadcast group on the 16-row layouts
 }  // namespace neon
 namespace neon_dotprod {  // + FEAT_DotProd: sdot
 EMBER_DECLARE_LEGACY_DOTS
