@@ -150,6 +150,8 @@ void fill_arm(Table& table) {
     EMBER_SET_FLOAT_ROWS(neon, neon);
     EMBER_SET_LEGACY(neon, neon);
     EMBER_SET_KQUANT(neon, neon);
+    for (TensorType q : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0}) neon[q].quantize_act = neon::quantize_act_q8_0;
+    for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) neon[q].quantize_act = neon::quantize_act_q8_1;
     for (TensorType q : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) neon[q].quantize_act = neon::quantize_act_q8_k;
     // smull/smlal by broadcast group on 16 interleaved rows (packed_neon.cpp): 34-53% fewer
     // instructions than the row kernels in decode (docs/kernels-interface.md).

@@ -94,7 +94,7 @@ inline int quantize16_q8k(const float* x, float iscale, std::int8_t* qs) {
 
 }  // namespace
 
-EMBER_DEFINE_QUANTIZE_ACT_Q8(quantize32)
+EMBER_DEFINE_QUANTIZE_ACT_Q8(quantize32, f2h)
 
 void quantize_act_q8_k(const float* x, void* dst, std::int64_t n) {
     auto* out = static_cast<std::uint8_t*>(dst);

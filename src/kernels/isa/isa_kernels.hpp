@@ -130,6 +130,8 @@ EMBER_DECLARE_LEGACY_DOTS
 EMBER_DECLARE_LEGACY_TILES
 EMBER_DECLARE_KQUANT_DOTS
 EMBER_DECLARE_KQUANT_TILES
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_0)    // identical bytes to the scalar quantizer
+EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_1)
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_k)    // identical bytes to quantize_row_q8_k
 EMBER_DECLARE_PACKED  // smull/smlal by broadcast group on the 16-row layouts
 }  // namespace neon

@@ -14,6 +14,8 @@ namespace ember::kernels {
 namespace {
 
 inline float h2f(std::uint16_t h) { return _cvtsh_ss(h); }
+/// fp16 bits of f, rounded to nearest even (vcvtps2ph).
+inline std::uint16_t f2h(float f) { return _cvtss_sh(f, 0); }
 
 /// A loaded vector the compiler must hold in a register: GCC otherwise folds the load into each
 /// instruction that reads it, so a weight line split into two nibbles was loaded twice (AVX-512
