@@ -153,7 +153,7 @@ void fill_arm(Table& table) {
     for (TensorType q : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0}) neon[q].quantize_act = neon::quantize_act_q8_0;
     for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) neon[q].quantize_act = neon::quantize_act_q8_1;
     for (TensorType q : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) neon[q].quantize_act = neon::quantize_act_q8_k;
-    // smull/smlal by broadcast group on 16 interleaved rows (packed_neon.cpp): 34-53% fewer
+    // smull/smlal by broadcast group on 16 interleaved rows (packed_neon.cpp): 40-56% fewer
     // instructions than the row kernels in decode (docs/kernels-interface.md).
     EMBER_SET_PACKED(neon, neon);
     IsaTable& dotprod = table.derive(Isa::neon_dotprod);
