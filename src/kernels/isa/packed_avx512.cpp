@@ -27,6 +27,10 @@ inline __m512i bcast4(const std::uint8_t* p) {
     return _mm512_set1_epi32(v);
 }
 
+inline __mmask16 row_mask(std::int64_t rows) {
+    return rows >= kPackRows ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << rows) - 1u);
+}
+
 /// One block of a group as 8 registers of unsigned weight bytes (lane r = row r, 4 values per
 /// chunk): Q4_0's 4 chunks split into low and high nibbles, Q8_0's 8 chunks as they are.
 template <bool Q4>
@@ -46,8 +50,9 @@ inline void load_block(const std::uint8_t* q, __m512i* wv) {
 template <bool Q4, int T>
 inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int8_t* a,
                          const float* ad, const std::int32_t* ab, std::int64_t n_tok, float* y,
-                         std::int64_t ldy, __mmask16 mask) {
+                         std::int64_t ldy, std::int64_t rows) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
+    const __mmask16 mask = row_mask(rows);
     const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
@@ -85,10 +90,6 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int
         }
     }
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
-}
-
-inline __mmask16 row_mask(std::int64_t rows) {
-    return rows >= kPackRows ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << rows) - 1u);
 }
 
 // Decode (one token), G row groups at a time (Q4_0 4, Q8_0 2; see gemm): they share each
@@ -174,16 +175,12 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         }
         if (g < n_groups) {
             group_tokens<Q4, 1>(nb, w + static_cast<std::size_t>(g) * group_bytes, a, ad, ab, 1, y + g * kPackRows,
-                                ldy, row_mask(n_valid_rows - g * kPackRows));
+                                ldy, n_valid_rows - g * kPackRows);
         }
         return;
     }
-    packed_for_each<8>(n_groups, n_valid_rows, n_tok, kTokenBlock,
-                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                           group_tokens<Q4, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, a + t * kQK,
-                                               ad + t, ab + t, n_tok, y + g * kPackRows + t * ldy, ldy,
-                                               row_mask(rows));
-                       });
+    packed_tiles<8, kQK, 1>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, ab, n_tok, y, ldy, kTokenBlock,
+                            []<int T>(auto... x) { group_tokens<Q4, T>(x...); });
 }
 
 // Q4_K and Q5_K: sub-block by sub-block, 8 vpdpbusd per token give the 16 rows' integer dots,
@@ -193,8 +190,9 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
 template <int T, bool Q5>
 inline void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
                               const float* ad, const std::int32_t* abs, std::int64_t n_tok,
-                              float* y, std::int64_t ldy, __mmask16 mask) {
+                              float* y, std::int64_t ldy, std::int64_t rows) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;  // bytes of qh lines before the Q4_K layout
+    const __mmask16 mask = row_mask(rows);
     const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
@@ -356,12 +354,8 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
         });
         return;
     }
-    packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
-                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                           group_tokens_q45k<T, Q5>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
-                                               ad + t, abs + t * 4, n_tok, y + g * kPackRows + t * ldy, ldy,
-                                               row_mask(rows));
-                       });
+    packed_tiles<4, 256, 4>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abs, n_tok, y, ldy, 32,
+                            []<int T>(auto... x) { group_tokens_q45k<T, Q5>(x...); });
 }
 
 // Q6_K: sub-block by sub-block (16 values), 4 registers of 6-bit weights (a nibble of ql joined
@@ -370,8 +364,9 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
 template <int T>
 inline void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
                              const float* ad, const std::int32_t* abias, std::int64_t n_tok,
-                             float* y, std::int64_t ldy, __mmask16 mask) {
+                             float* y, std::int64_t ldy, std::int64_t rows) {
     const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
+    const __mmask16 mask = row_mask(rows);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
@@ -487,12 +482,8 @@ void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, 
         });
         return;
     }
-    packed_for_each<4>(n_groups, n_valid_rows, n_tok, 32,
-                       [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                           group_tokens_q6k<T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
-                                               ad + t, abias + t * 16, n_tok, y + g * kPackRows + t * ldy, ldy,
-                                               row_mask(rows));
-                       });
+    packed_tiles<4, 256, 16>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, 32,
+                             []<int T>(auto... x) { group_tokens_q6k<T>(x...); });
 }
 
 }  // namespace

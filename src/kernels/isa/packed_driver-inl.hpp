@@ -30,4 +30,21 @@ inline void packed_for_each(std::int64_t n_groups, std::int64_t n_valid_rows, st
     }
 }
 
+/// packed_for_each with each tile's operands: kernel.template operator()<T>(nb, group bytes, a,
+/// ad, ab, n_tok, y, ldy, rows) at group g and first token t, where a token's activations are
+/// kActValues bytes and its bias kBiasWords words apart (Q4_0/Q8_0: 32 and 1; Q4_K/Q5_K: 256 and
+/// 4; Q6_K: 256 and 16) and its da one float. The signature of every packed GEMM, then
+/// `[]<int T>(auto... x) { group_kernel<T>(x...); }`.
+template <int kMaxT, int kActValues, int kBiasWords, typename F>
+inline void packed_tiles(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+                         std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
+                         std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t token_block, F&& kernel) {
+    packed_for_each<kMaxT>(n_groups, n_valid_rows, n_tok, token_block,
+                           [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
+                               kernel.template operator()<T>(nb, w + static_cast<std::size_t>(g) * group_bytes,
+                                                             a + t * kActValues, ad + t, ab + t * kBiasWords, n_tok,
+                                                             y + g * kPackRows + t * ldy, ldy, rows);
+                           });
+}
+
 }  // namespace ember::kernels

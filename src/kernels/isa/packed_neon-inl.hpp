@@ -171,11 +171,8 @@ struct Kernels {
     static void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                      std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
                      std::int64_t n_tok, float* y, std::int64_t ldy) {
-        packed_for_each<kMaxT>(n_groups, n_valid_rows, n_tok, kTokenBlock,
-                               [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                                   group_tokens<Q4, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, a + t * kQK,
-                                                       ad + t, ab + t, n_tok, y + g * kPackRows + t * ldy, ldy, rows);
-                               });
+        packed_tiles<kMaxT, kQK, 1>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, ab, n_tok, y, ldy, kTokenBlock,
+                                    []<int T>(auto... x) { group_tokens<Q4, T>(x...); });
     }
 
     // Sub-block 2k + P's 32 dots of a Q4_K (Q5 false) or Q5_K superblock: chunk c, lane r, byte
@@ -272,12 +269,8 @@ struct Kernels {
     static void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
                           std::int64_t n_tok, float* y, std::int64_t ldy) {
-        packed_for_each<kMaxT>(n_groups, n_valid_rows, n_tok, kTokenBlock,
-                               [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                                   group_tokens_q45k<Q5, T>(nsb, w + static_cast<std::size_t>(g) * group_bytes,
-                                                            a + t * 256, ad + t, abs + t * 4, n_tok,
-                                                            y + g * kPackRows + t * ldy, ldy, rows);
-                               });
+        packed_tiles<kMaxT, 256, 4>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abs, n_tok, y, ldy, kTokenBlock,
+                                    []<int T>(auto... x) { group_tokens_q45k<Q5, T>(x...); });
     }
 
     // Q6_K (kernels/packed.hpp): sub-block J (16 values) of half h = J / 8 takes chunks k = 4
@@ -355,12 +348,8 @@ struct Kernels {
     static void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                          std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
                          std::int64_t n_tok, float* y, std::int64_t ldy) {
-        packed_for_each<kMaxT>(n_groups, n_valid_rows, n_tok, kTokenBlock,
-                               [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
-                                   group_tokens_q6k<T>(nsb, w + static_cast<std::size_t>(g) * group_bytes, a + t * 256,
-                                                       ad + t, abias + t * 16, n_tok, y + g * kPackRows + t * ldy, ldy,
-                                                       rows);
-                               });
+        packed_tiles<kMaxT, 256, 16>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, kTokenBlock,
+                                     []<int T>(auto... x) { group_tokens_q6k<T>(x...); });
     }
 
     /// The GEMMs, named as EMBER_DEFINE_PACKED (isa_kernels.hpp) takes them.
