@@ -104,6 +104,12 @@ inline int32x4_t widen_s8(const std::uint8_t* p, int i) {
     return i % 2 == 0 ? vmovl_s16(vget_low_s16(h)) : vmovl_s16(vget_high_s16(h));
 }
 
+/// Ends a chunk's loads: GCC otherwise hoists the loads of every chunk of a fully unrolled
+/// sequence to its start and spills what they displace (Q5_K decode on dotprod ran 2695
+/// instructions a 16-row x 256-value unit with them hoisted, 1735 fenced). Used where qemu's
+/// instruction counts showed a gain: fencing Q4_0, Q6_K and ARMv8-A Q8_0 raised them.
+[[gnu::always_inline]] inline void chunk_fence() { asm volatile("" ::: "memory"); }
+
 /// The kernels, tokens kMaxT at a time (the sdot sums are 4 registers a token, the int16 runs 8).
 template <bool kDotprod>
 struct Kernels {
@@ -129,6 +135,7 @@ struct Kernels {
             int8x16_t w[4];
             for (int i = 0; i < 4; ++i) w[i] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(q + 64 * C + 16 * i), vdupq_n_u8(0x80)));
             for (int t = 0; t < T; ++t) s[t].template add<C % 4, C>(w, C < 4 ? lo[t] : hi[t]);
+            if constexpr (kDotprod) chunk_fence();
             if constexpr (C < 7) block_chunks<Q4, T, C + 1>(s, q, lo, hi);
         }
     }
@@ -196,6 +203,7 @@ struct Kernels {
             w[i] = vreinterpretq_s8_u8(q);
         }
         for (int t = 0; t < T; ++t) s[t].template add<C % 4, C>(w, C < 4 ? lo[t] : hi[t]);
+        chunk_fence();
         if constexpr (C < 7) subblock_q45k<Q5, T, P, C + 1>(s, qh, pair, qh_shift, lo, hi);
     }
 
@@ -220,6 +228,48 @@ struct Kernels {
         }
     }
 
+    // Both sub-blocks 2k, 2k + 1 of pair k for one token (sdot sums: 4 registers a sub-block),
+    // from one load of each quant line (and Q5_K qh line): the nibbles split as above.
+    template <bool Q5, int C>
+    [[gnu::always_inline]] static void pair_q45k(RowSums<kDotprod, 8>* s, const std::uint8_t* qh, const std::uint8_t* pair,
+                                                 int8x16_t shift0, int8x16_t shift1, const int8x16_t* x) {
+        int8x16_t w0[4], w1[4];
+        for (int i = 0; i < 4; ++i) {
+            const uint8x16_t q = vld1q_u8(pair + 64 * C + 16 * i);
+            if constexpr (!Q5) {
+                w0[i] = vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f)));
+                w1[i] = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+            } else {
+                const uint8x16_t h = vld1q_u8(qh + 64 * C + 16 * i);
+                const uint8x16_t b0 = vandq_u8(vshlq_u8(h, shift0), vdupq_n_u8(0x01));
+                const uint8x16_t b1 = vandq_u8(vshlq_u8(h, shift1), vdupq_n_u8(0x10));
+                w0[i] = vreinterpretq_s8_u8(vsliq_n_u8(q, b0, 4));
+                w1[i] = vreinterpretq_s8_u8(vsriq_n_u8(b1, q, 4));
+            }
+        }
+        s[0].template add<C % 4, C>(w0, x[C < 4 ? 0 : 1]);
+        s[1].template add<C % 4, C>(w1, x[C < 4 ? 2 : 3]);
+        chunk_fence();
+        if constexpr (C < 7) pair_q45k<Q5, C + 1>(s, qh, pair, shift0, shift1, x);
+    }
+
+    // Pair k of a superblock into isum, one token (a: its superblock's activations).
+    template <bool Q5>
+    static void pair_sum_q45k(int32x4_t (*isum)[4], const std::uint8_t* qh, const std::uint8_t* o, int k,
+                              const std::int8_t* a) {
+        const int8x16_t x[4] = {vld1q_s8(a + 64 * k), vld1q_s8(a + 64 * k + 16), vld1q_s8(a + 64 * k + 32),
+                                vld1q_s8(a + 64 * k + 48)};
+        RowSums<kDotprod, 8> s[2];
+        s[0].start(vdupq_n_s32(0));
+        s[1].start(vdupq_n_s32(0));
+        pair_q45k<Q5, 0>(s, qh, o + k * 512, vdupq_n_s8(static_cast<std::int8_t>(-2 * k)),
+                         vdupq_n_s8(static_cast<std::int8_t>(4 - (2 * k + 1))), x);
+        for (int i = 0; i < 4; ++i) {
+            isum[0][i] = vmlaq_s32(isum[0][i], widen_u8(o + 2048 + 32 * k, i), s[0].rows(i));
+            isum[0][i] = vmlaq_s32(isum[0][i], widen_u8(o + 2048 + 32 * k + 16, i), s[1].rows(i));
+        }
+    }
+
     // Q4_K / Q5_K (kernels/packed.hpp): per superblock and row, isum = sum_j sc_j * dot_j and
     // msum = sum_j m_j * bsum_j exactly (int16 pairs of mins against the activation's pair sums),
     // then acc = fma(isum, d * da, acc), acc = fma(msum, -(dmin * da), acc), as packed_scalar.cpp.
@@ -238,8 +288,12 @@ struct Kernels {
             for (int t = 0; t < T; ++t)
                 for (int i = 0; i < 4; ++i) isum[t][i] = vdupq_n_s32(0);
             for (int k = 0; k < 4; ++k) {
-                subblock_sum_q45k<Q5, T, 0>(isum, qh, o, k, a + sb * n_tok * 256);
-                subblock_sum_q45k<Q5, T, 1>(isum, qh, o, k, a + sb * n_tok * 256);
+                if constexpr (kDotprod && T == 1) {  // the int16 runs (ARMv8-A) of two sub-blocks spill
+                    pair_sum_q45k<Q5>(isum, qh, o, k, a + sb * n_tok * 256);
+                } else {
+                    subblock_sum_q45k<Q5, T, 0>(isum, qh, o, k, a + sb * n_tok * 256);
+                    subblock_sum_q45k<Q5, T, 1>(isum, qh, o, k, a + sb * n_tok * 256);
+                }
             }
             for (int t = 0; t < T; ++t) {
                 // Mins [pair p][row r][2] against the pair sums (two int16 in one int32 of abs).
