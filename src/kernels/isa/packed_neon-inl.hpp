@@ -374,6 +374,49 @@ struct Kernels {
         if constexpr (J < 15) subblocks_q6k<T, J + 1>(isum, o, a, bias);
     }
 
+    // Sub-blocks J and J + 4 (J % 8 < 4) for one token: chunk C of J is the low nibble of the
+    // ql line whose high nibble is chunk C of J + 4, with the two bits of each in the same qh
+    // line (J + 4's four higher), so one load of each line serves both.
+    template <int J, int C>
+    [[gnu::always_inline]] static void pair_q6k(RowSums<kDotprod, 4>* s, const std::uint8_t* o, const int8x16_t* x) {
+        constexpr int h = J / 8, k = 4 * (J % 8) + C, shift = 2 * (k / 8);
+        static_assert(k < 16);
+        int8x16_t w0[4], w1[4];
+        for (int i = 0; i < 4; ++i) {
+            const uint8x16_t ql = vld1q_u8(o + (16 * h + k) * 64 + 16 * i);
+            const uint8x16_t qh = vld1q_u8(o + (32 + 8 * h + k % 8) * 64 + 16 * i);
+            uint8x16_t low2 = qh, up = qh;  // J's bits to the bottom, J + 4's (at shift + 4) to bit 4
+            if constexpr (shift > 0) {
+                low2 = vshrq_n_u8(qh, shift);
+                up = low2;
+            }
+            w0[i] = vreinterpretq_s8_u8(vsliq_n_u8(ql, vandq_u8(low2, vdupq_n_u8(0x03)), 4));
+            w1[i] = vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(up, vdupq_n_u8(0x30)), ql, 4));
+        }
+        s[0].template add<C, C>(w0, x[0]);
+        s[1].template add<C, C>(w1, x[1]);
+        if constexpr (C < 3) pair_q6k<J, C + 1>(s, o, x);
+    }
+
+    // Sub-blocks J and J + 4 of superblock o into isum (one token), then the next pair.
+    template <int J>
+    [[gnu::noinline]] static void pairs_q6k(int32x4_t (*isum)[4], const std::uint8_t* o, const std::int8_t* a, const std::int32_t* bias) {
+        const int8x16_t x[2] = {vld1q_s8(a + 16 * J), vld1q_s8(a + 16 * (J + 4))};
+        RowSums<kDotprod, 4> s[2];
+        s[0].start(vdupq_n_s32(bias[J]));
+        s[1].start(vdupq_n_s32(bias[J + 4]));
+        pair_q6k<J, 0>(s, o, x);
+        for (int i = 0; i < 4; ++i) {
+            isum[0][i] = vmlaq_s32(isum[0][i], widen_s8(o + 3072 + 16 * J, i), s[0].rows(i));
+            isum[0][i] = vmlaq_s32(isum[0][i], widen_s8(o + 3072 + 16 * (J + 4), i), s[1].rows(i));
+        }
+        if constexpr (J == 3) {
+            pairs_q6k<8>(isum, o, a, bias);
+        } else if constexpr (J < 11) {
+            pairs_q6k<J + 1>(isum, o, a, bias);
+        }
+    }
+
     template <int T>
     static void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
                                  const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy,
@@ -386,7 +429,11 @@ struct Kernels {
             int32x4_t isum[T][4];
             for (int t = 0; t < T; ++t)
                 for (int i = 0; i < 4; ++i) isum[t][i] = vdupq_n_s32(0);
-            subblocks_q6k<T, 0>(isum, o, a + sb * n_tok * 256, abias + sb * n_tok * 16);
+            if constexpr (kDotprod && T == 1) {  // two ARMv8-A int16 runs would spill
+                pairs_q6k<0>(isum, o, a + sb * n_tok * 256, abias + sb * n_tok * 16);
+            } else {
+                subblocks_q6k<T, 0>(isum, o, a + sb * n_tok * 256, abias + sb * n_tok * 16);
+            }
             const auto* dh = reinterpret_cast<const float16_t*>(o + 3072 + 256);
             for (int t = 0; t < T; ++t) {
                 const float da = ad[sb * n_tok + t];
