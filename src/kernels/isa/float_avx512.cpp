@@ -16,30 +16,23 @@ namespace {
 /// (products and sums rounded as the instruction defines). As in FloatMicro, each (row, token)
 /// pair is one accumulator over the 32-element chunks in order, then one horizontal sum, so the
 /// result does not depend on the tile shape (batch invariance).
-struct Bf16DpMicro {
+struct Bf16DpMicro : SpanMicro<Bf16DpMicro> {
     using Acc = __m512;
     static constexpr std::int64_t kStep = 32;
     static Acc zero() { return _mm512_setzero_ps(); }
 
     template <int R, int T>
-    static void span(std::int64_t i0, std::int64_t i1, const std::uint8_t* w, std::size_t ws,
-                     const std::uint8_t* a, std::size_t as, Acc (&acc)[R][T]) {
-        Acc c[R][T];  // in registers for the loop (GCC keeps a referenced array in memory)
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) c[r][t] = acc[r][t];
-        for (std::int64_t i = i0; i < i1; i += kStep) {
-            __m512bh wv[R];
+    [[gnu::always_inline]] static void step(std::int64_t i, const std::uint8_t* w, std::size_t ws,
+                                            const std::uint8_t* a, std::size_t as, Acc (&c)[R][T]) {
+        __m512bh wv[R];
 #pragma GCC unroll 8
-            for (int r = 0; r < R; ++r) wv[r] = (__m512bh)_mm512_loadu_si512(w + r * ws + 2 * i);
+        for (int r = 0; r < R; ++r) wv[r] = (__m512bh)_mm512_loadu_si512(w + r * ws + 2 * i);
 #pragma GCC unroll 8
-            for (int t = 0; t < T; ++t) {
-                const __m512bh xv = (__m512bh)_mm512_loadu_si512(a + t * as + 2 * i);
+        for (int t = 0; t < T; ++t) {
+            const __m512bh xv = (__m512bh)_mm512_loadu_si512(a + t * as + 2 * i);
 #pragma GCC unroll 8
-                for (int r = 0; r < R; ++r) c[r][t] = _mm512_dpbf16_ps(c[r][t], wv[r], xv);
-            }
+            for (int r = 0; r < R; ++r) c[r][t] = _mm512_dpbf16_ps(c[r][t], wv[r], xv);
         }
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) acc[r][t] = c[r][t];
     }
 
     template <int R, int T>
@@ -62,16 +55,6 @@ struct Bf16DpMicro {
                 for (int r = 0; r < R; ++r) y[t * ldy + r] = _mm512_reduce_add_ps(acc[r][t]);
             }
         }
-    }
-
-    template <int R, int T>
-    static void run(std::int64_t n, const std::uint8_t* w, std::size_t ws, const std::uint8_t* a,
-                    std::size_t as, float* y, std::int64_t ldy) {
-        Acc acc[R][T];
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
-        span<R, T>(0, n / kStep * kStep, w, ws, a, as, acc);
-        finish<R, T>(n, w, ws, a, as, acc, y, ldy);
     }
 
     /// The four horizontal sums of v0..v3 into y[0..3], transposed: the same additions as

@@ -39,39 +39,53 @@ struct BF16Lanes {
     static FB<A> part(const std::uint16_t* p, std::int64_t left) { return widen_bf16<A>(p, left); }
 };
 
-/// One R x T tile (the Micro of sweep_tiles): weight rows in format W, activation rows in X.
-/// span() runs whole chunks [i0, i1) into the accumulators and finish() the zero-padded tail
-/// and the sums, so a caller may split the chunks into blocks (sweep_k_blocks) and get the
-/// same values as run() bit for bit.
+/// The tile Micro (sweep_tiles) of a chunk kernel M: M::step<R, T>(i, ...) takes chunk i (of
+/// M::kStep elements) into the R x T accumulators, M::finish the zero-padded tail and the sums.
+/// span() runs whole chunks [i0, i1), so a caller may split them into blocks (sweep_k_blocks)
+/// and get run()'s values bit for bit.
+template <class M>
+struct SpanMicro {
+    template <int R, int T, class Acc>
+    static void span(std::int64_t i0, std::int64_t i1, const std::uint8_t* w, std::size_t ws,
+                     const std::uint8_t* a, std::size_t as, Acc (&acc)[R][T]) {
+        Acc c[R][T];  // in registers for the loop (GCC keeps a referenced array in memory)
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) c[r][t] = acc[r][t];
+        for (std::int64_t i = i0; i < i1; i += M::kStep) M::template step<R, T>(i, w, ws, a, as, c);
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) acc[r][t] = c[r][t];
+    }
+
+    template <int R, int T>
+    static void run(std::int64_t n, const std::uint8_t* w, std::size_t ws, const std::uint8_t* a,
+                    std::size_t as, float* y, std::int64_t ldy) {
+        typename M::Acc acc[R][T];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) acc[r][t] = M::zero();
+        span<R, T>(0, n / M::kStep * M::kStep, w, ws, a, as, acc);
+        M::template finish<R, T>(n, w, ws, a, as, acc, y, ldy);
+    }
+};
+
+/// One R x T tile: weight rows in format W, activation rows in X.
 template <class A, class W, class X>
-struct FloatMicro {
+struct FloatMicro : SpanMicro<FloatMicro<A, W, X>> {
     using Acc = FB<A>;
     static constexpr std::int64_t kStep = kLanes<A>;
     static Acc zero() { return Acc(0.0f); }
 
     template <int R, int T>
-    static void span(std::int64_t i0, std::int64_t i1, const std::uint8_t* w, std::size_t ws,
-                     const std::uint8_t* a, std::size_t as, Acc (&acc)[R][T]) {
-        const typename W::Elem* wr[R];
-        const typename X::Elem* ar[T];
-        for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const typename W::Elem*>(w + r * ws);
-        for (int t = 0; t < T; ++t) ar[t] = reinterpret_cast<const typename X::Elem*>(a + t * as);
-        Acc c[R][T];  // in registers for the loop (GCC keeps a referenced array in memory)
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) c[r][t] = acc[r][t];
-        for (std::int64_t i = i0; i < i1; i += kStep) {
-            Acc wv[R];
+    [[gnu::always_inline]] static void step(std::int64_t i, const std::uint8_t* w, std::size_t ws,
+                                            const std::uint8_t* a, std::size_t as, Acc (&c)[R][T]) {
+        Acc wv[R];
 #pragma GCC unroll 8
-            for (int r = 0; r < R; ++r) wv[r] = W::full(wr[r] + i);
+        for (int r = 0; r < R; ++r) wv[r] = W::full(reinterpret_cast<const typename W::Elem*>(w + r * ws) + i);
 #pragma GCC unroll 8
-            for (int t = 0; t < T; ++t) {
-                const Acc xv = X::full(ar[t] + i);
+        for (int t = 0; t < T; ++t) {
+            const Acc xv = X::full(reinterpret_cast<const typename X::Elem*>(a + t * as) + i);
 #pragma GCC unroll 8
-                for (int r = 0; r < R; ++r) c[r][t] = xsimd::fma(wv[r], xv, c[r][t]);
-            }
+            for (int r = 0; r < R; ++r) c[r][t] = xsimd::fma(wv[r], xv, c[r][t]);
         }
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) acc[r][t] = c[r][t];
     }
 
     template <int R, int T>
@@ -89,16 +103,6 @@ struct FloatMicro {
         }
         for (int t = 0; t < T; ++t)
             for (int r = 0; r < R; ++r) y[t * ldy + r] = xsimd::hadd(acc[r][t]);
-    }
-
-    template <int R, int T>
-    static void run(std::int64_t n, const std::uint8_t* w, std::size_t ws, const std::uint8_t* a,
-                    std::size_t as, float* y, std::int64_t ldy) {
-        Acc acc[R][T];
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) acc[r][t] = zero();
-        span<R, T>(0, n / kStep * kStep, w, ws, a, as, acc);
-        finish<R, T>(n, w, ws, a, as, acc, y, ldy);
     }
 };
 
