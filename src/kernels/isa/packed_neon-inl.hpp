@@ -182,6 +182,19 @@ struct Kernels {
                                     []<int T>(auto... x) { group_tokens<Q4, T>(x...); });
     }
 
+    // Sub-block 2k + P's values in quant register x: its nibble, with Q5_K's fifth bit from hs
+    // (its qh register shifted so that the bit sits at bit 0 for P 0, at bit 4 for P 1).
+    template <bool Q5, int P>
+    [[gnu::always_inline]] static int8x16_t unpack_q45k(uint8x16_t x, uint8x16_t hs) {
+        uint8x16_t q;
+        if constexpr (!Q5) {
+            q = P == 0 ? vandq_u8(x, vdupq_n_u8(0x0f)) : vshrq_n_u8(x, 4);
+        } else {
+            q = P == 0 ? vsliq_n_u8(x, vandq_u8(hs, vdupq_n_u8(0x01)), 4) : vsriq_n_u8(vandq_u8(hs, vdupq_n_u8(0x10)), x, 4);
+        }
+        return vreinterpretq_s8_u8(q);
+    }
+
     // Sub-block 2k + P's 32 dots of a Q4_K (Q5 false) or Q5_K superblock: chunk c, lane r, byte
     // i of pair k holds value 4c + i of sub-block 2k (low nibble, P = 0) and 2k + 1 (high,
     // P = 1); Q5_K's fifth bit is bit 2k + P of the same byte of qh line c, joined by one
@@ -193,14 +206,9 @@ struct Kernels {
         int8x16_t w[4];
         for (int i = 0; i < 4; ++i) {
             const uint8x16_t x = vld1q_u8(pair + 64 * C + 16 * i);
-            uint8x16_t q;
-            if constexpr (!Q5) {
-                q = P == 0 ? vandq_u8(x, vdupq_n_u8(0x0f)) : vshrq_n_u8(x, 4);
-            } else {
-                const uint8x16_t b = vshlq_u8(vld1q_u8(qh + 64 * C + 16 * i), qh_shift);  // the bit at 0 (P 0) or 4 (P 1)
-                q = P == 0 ? vsliq_n_u8(x, vandq_u8(b, vdupq_n_u8(0x01)), 4) : vsriq_n_u8(vandq_u8(b, vdupq_n_u8(0x10)), x, 4);
-            }
-            w[i] = vreinterpretq_s8_u8(q);
+            uint8x16_t hs = x;
+            if constexpr (Q5) hs = vshlq_u8(vld1q_u8(qh + 64 * C + 16 * i), qh_shift);
+            w[i] = unpack_q45k<Q5, P>(x, hs);
         }
         for (int t = 0; t < T; ++t) s[t].template add<C % 4, C>(w, C < 4 ? lo[t] : hi[t]);
         chunk_fence();
@@ -236,16 +244,14 @@ struct Kernels {
         int8x16_t w0[4], w1[4];
         for (int i = 0; i < 4; ++i) {
             const uint8x16_t q = vld1q_u8(pair + 64 * C + 16 * i);
-            if constexpr (!Q5) {
-                w0[i] = vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f)));
-                w1[i] = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
-            } else {
+            uint8x16_t h0 = q, h1 = q;
+            if constexpr (Q5) {
                 const uint8x16_t h = vld1q_u8(qh + 64 * C + 16 * i);
-                const uint8x16_t b0 = vandq_u8(vshlq_u8(h, shift0), vdupq_n_u8(0x01));
-                const uint8x16_t b1 = vandq_u8(vshlq_u8(h, shift1), vdupq_n_u8(0x10));
-                w0[i] = vreinterpretq_s8_u8(vsliq_n_u8(q, b0, 4));
-                w1[i] = vreinterpretq_s8_u8(vsriq_n_u8(b1, q, 4));
+                h0 = vshlq_u8(h, shift0);
+                h1 = vshlq_u8(h, shift1);
             }
+            w0[i] = unpack_q45k<Q5, 0>(q, h0);
+            w1[i] = unpack_q45k<Q5, 1>(q, h1);
         }
         s[0].template add<C % 4, C>(w0, x[C < 4 ? 0 : 1]);
         s[1].template add<C % 4, C>(w1, x[C < 4 ? 2 : 3]);
