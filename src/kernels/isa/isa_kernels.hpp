@@ -144,5 +144,7 @@ EMBER_DECLARE_PACKED  // sdot by element on the 16-row layouts
 }  // namespace neon_dotprod
 namespace neon_i8mm {  // + FEAT_I8MM: smmla (2 rows x 2 tokens per instruction)
 EMBER_DECLARE_LEGACY_TILES
+EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_0)  // smmla on the 16-row layouts in prefill
+EMBER_DECLARE_PACKED_GEMM(packed_gemm_q8_0)
 }  // namespace neon_i8mm
 }  // namespace ember::kernels
