@@ -172,6 +172,8 @@ void fill_arm(Table& table) {
     // smmla on the same 16-row layouts in prefill: half the multiply instructions of sdot.
     i8mm[TensorType::Q4_0].packed_gemm = neon_i8mm::packed_gemm_q4_0;
     i8mm[TensorType::Q8_0].packed_gemm = neon_i8mm::packed_gemm_q8_0;
+    i8mm[TensorType::Q4_K].packed_gemm = neon_i8mm::packed_gemm_q4_k;
+    i8mm[TensorType::Q5_K].packed_gemm = neon_i8mm::packed_gemm_q5_k;
 }
 #endif
 

@@ -276,9 +276,29 @@ struct Kernels {
         }
     }
 
-    // Q4_K / Q5_K (kernels/packed.hpp): per superblock and row, isum = sum_j sc_j * dot_j and
-    // msum = sum_j m_j * bsum_j exactly (int16 pairs of mins against the activation's pair sums),
-    // then acc = fma(isum, d * da, acc), acc = fma(msum, -(dmin * da), acc), as packed_scalar.cpp.
+    // One token's float step of a Q4_K/Q5_K superblock (quants, scales... at o) for rows 4i..4i+3:
+    // msum = sum_p m_p * bsum_p exactly (the mins [pair p][row r][2] as int16 pairs against the
+    // activation's pair sums bs, two int16 in one int32), then acc = fma(isum, d * da, acc),
+    // acc = fma(msum, -(dmin * da), acc), as packed_scalar.cpp.
+    [[gnu::always_inline]] static float32x4_t step_q45k(float32x4_t acc, int32x4_t isum, const std::uint8_t* o,
+                                                        const std::int32_t* bs, float da, int i) {
+        int32x4_t m01 = vdupq_n_s32(0), m23 = vdupq_n_s32(0);  // rows 4i, 4i+1 / 4i+2, 4i+3
+        for (int p = 0; p < 4; ++p) {
+            const int16x8_t m = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(o + 2048 + 128 + 32 * p + 8 * i)));
+            const int16x8_t b = vreinterpretq_s16_s32(vdupq_n_s32(bs[p]));
+            m01 = vmlal_s16(m01, vget_low_s16(m), vget_low_s16(b));
+            m23 = vmlal_high_s16(m23, m, b);
+        }
+        const int32x4_t msum = vpaddq_s32(m01, m23);
+        const auto* dm = reinterpret_cast<const float16_t*>(o + 2048 + 256);
+        const float32x4_t d = vmulq_n_f32(vcvt_f32_f16(vld1_f16(dm + 4 * i)), da);
+        const float32x4_t dmin = vnegq_f32(vmulq_n_f32(vcvt_f32_f16(vld1_f16(dm + 16 + 4 * i)), da));
+        acc = vfmaq_f32(acc, vcvtq_f32_s32(isum), d);
+        return vfmaq_f32(acc, vcvtq_f32_s32(msum), dmin);
+    }
+
+    // Q4_K / Q5_K (kernels/packed.hpp): per superblock and row, isum = sum_j sc_j * dot_j
+    // exactly, then step_q45k.
     template <bool Q5, int T>
     static void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
                                   const std::int32_t* abs, std::int64_t n_tok, float* y, std::int64_t ldy,
@@ -302,24 +322,8 @@ struct Kernels {
                 }
             }
             for (int t = 0; t < T; ++t) {
-                // Mins [pair p][row r][2] against the pair sums (two int16 in one int32 of abs).
-                const std::int32_t* bs = abs + (sb * n_tok + t) * 4;
                 const float da = ad[sb * n_tok + t];
-                for (int i = 0; i < 4; ++i) {
-                    int32x4_t m01 = vdupq_n_s32(0), m23 = vdupq_n_s32(0);  // rows 4i, 4i+1 / 4i+2, 4i+3
-                    for (int p = 0; p < 4; ++p) {
-                        const int16x8_t m = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(o + 2048 + 128 + 32 * p + 8 * i)));
-                        const int16x8_t b = vreinterpretq_s16_s32(vdupq_n_s32(bs[p]));
-                        m01 = vmlal_s16(m01, vget_low_s16(m), vget_low_s16(b));
-                        m23 = vmlal_high_s16(m23, m, b);
-                    }
-                    const int32x4_t msum = vpaddq_s32(m01, m23);
-                    const auto* dm = reinterpret_cast<const float16_t*>(o + 2048 + 256);
-                    const float32x4_t d = vmulq_n_f32(vcvt_f32_f16(vld1_f16(dm + 4 * i)), da);
-                    const float32x4_t dmin = vnegq_f32(vmulq_n_f32(vcvt_f32_f16(vld1_f16(dm + 16 + 4 * i)), da));
-                    acc[t][i] = vfmaq_f32(acc[t][i], vcvtq_f32_s32(isum[t][i]), d);
-                    acc[t][i] = vfmaq_f32(acc[t][i], vcvtq_f32_s32(msum), dmin);
-                }
+                for (int i = 0; i < 4; ++i) acc[t][i] = step_q45k(acc[t][i], isum[t][i], o, abs + (sb * n_tok + t) * 4, da, i);
             }
         }
         store_rows<T>(acc, y, ldy, rows);
