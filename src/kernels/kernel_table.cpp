@@ -174,6 +174,7 @@ void fill_arm(Table& table) {
     i8mm[TensorType::Q8_0].packed_gemm = neon_i8mm::packed_gemm_q8_0;
     i8mm[TensorType::Q4_K].packed_gemm = neon_i8mm::packed_gemm_q4_k;
     i8mm[TensorType::Q5_K].packed_gemm = neon_i8mm::packed_gemm_q5_k;
+    i8mm[TensorType::Q6_K].packed_gemm = neon_i8mm::packed_gemm_q6_k;
 }
 #endif
 

@@ -148,5 +148,6 @@ EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_0)  // smmla on the 16-row layouts in p
 EMBER_DECLARE_PACKED_GEMM(packed_gemm_q8_0)
 EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_k)
 EMBER_DECLARE_PACKED_GEMM(packed_gemm_q5_k)
+EMBER_DECLARE_PACKED_GEMM(packed_gemm_q6_k)
 }  // namespace neon_i8mm
 }  // namespace ember::kernels

@@ -1,4 +1,4 @@
-// FEAT_I8MM prefill kernels of the repacked Q4_0, Q8_0, Q4_K and Q5_K layouts (kernels/packed.hpp).
+// FEAT_I8MM prefill kernels of the repacked layouts (kernels/packed.hpp).
 // smmla multiplies a 2 x 8 int8 matrix by the transpose of another: with 8 values of two weight
 // rows and the same 8 values of two tokens it adds the 4 dots of a 2 x 2 (row, token) tile, 32
 // products an instruction where sdot by element adds 16. The layouts need no change: lane r of
@@ -222,6 +222,85 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
                                 packed_neon::kTokenBlock, []<int T>(auto... x) { group_tokens_q45k<Q5, T>(x...); });
 }
 
+// Q6_K: as Q4_K, per superblock the token pairs' operands and biases of its 16 sub-blocks go to
+// the stack once. Sub-blocks J and J + 4 (J % 8 < 4) are the low and high nibbles of the same ql
+// lines with their two bits in the same qh lines (J + 4's four higher), so per row quad one zip
+// of each of those lines serves both; a sub-block's 16 values are 2 smmla per row pair and token
+// pair, started at the bias, then times the zipped int8 scales into isum.
+template <int T>
+[[gnu::noinline]] void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
+                                        const float* ad, const std::int32_t* abias, std::int64_t n_tok, float* y,
+                                        std::int64_t ldy, std::int64_t rows) {
+    constexpr int P = (T + 1) / 2;
+    float acc[T][kPackRows] = {};
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::int8_t* as = a + sb * n_tok * 256;
+        const std::int32_t* bs = abias + sb * n_tok * 16;
+        int8x16_t x[16][P][2];  // [sub-block][pair][values 8c..8c+7 of both tokens]
+        int32x4_t bias[16][P];
+        for (int j = 0; j < 16; ++j) {
+            for (int p = 0; p < P; ++p) {
+                const int t1 = 2 * p + 1 < T ? 2 * p + 1 : 2 * p;
+                const int64x2_t u = vreinterpretq_s64_s8(vld1q_s8(as + 2 * p * 256 + 16 * j));
+                const int64x2_t v = vreinterpretq_s64_s8(vld1q_s8(as + t1 * 256 + 16 * j));
+                x[j][p][0] = vreinterpretq_s8_s64(vzip1q_s64(u, v));
+                x[j][p][1] = vreinterpretq_s8_s64(vzip2q_s64(u, v));
+                bias[j][p] = pair_lanes(bs[2 * p * 16 + j], bs[t1 * 16 + j]);
+            }
+        }
+        for (int i = 0; i < 4; ++i) {
+            int32x4_t isum[P][2];
+            for (int p = 0; p < P; ++p) isum[p][0] = isum[p][1] = vdupq_n_s32(0);
+#pragma GCC unroll 8
+            for (int jj = 0; jj < 8; ++jj) {
+                const int J = jj < 4 ? jj : jj + 4, h = J / 8, k0 = 4 * (J % 8);  // chunks k0..k0+3 of half h
+                uint8x16_t ql[2][2], qh[2][2];
+                zip_lines<2>(o + (16 * h + k0) * 64, i, ql);
+                zip_lines<2>(o + (32 + 8 * h + k0 % 8) * 64, i, qh);
+                const int8x16_t shift = vdupq_n_s8(static_cast<std::int8_t>(-2 * (k0 / 8)));
+                for (int e = 0; e < 2; ++e) {  // sub-block J (low nibbles), then J + 4 (high)
+                    const int j = J + 4 * e;
+                    uint8x16_t w[2][2];
+                    for (int g = 0; g < 2; ++g) {
+                        for (int r = 0; r < 2; ++r) {
+                            const uint8x16_t bits = vshlq_u8(qh[g][r], shift);  // J's bits at 0..1, J + 4's at 4..5
+                            w[g][r] = e == 0 ? vsliq_n_u8(ql[g][r], vandq_u8(bits, vdupq_n_u8(0x03)), 4)
+                                             : vsriq_n_u8(vandq_u8(bits, vdupq_n_u8(0x30)), ql[g][r], 4);
+                        }
+                    }
+                    const int32x4_t sc = packed_neon::widen_s8(o + 3072 + 16 * j, i);
+                    const int32x4_t sch[2] = {vzip1q_s32(sc, sc), vzip2q_s32(sc, sc)};
+                    for (int p = 0; p < P; ++p) {
+                        for (int r = 0; r < 2; ++r) {
+                            int32x4_t s = bias[j][p];
+                            for (int g = 0; g < 2; ++g) s = vmmlaq_s32(s, vreinterpretq_s8_u8(w[g][r]), x[j][p][g]);
+                            isum[p][r] = vmlaq_s32(isum[p][r], sch[r], s);
+                        }
+                    }
+                }
+            }
+            const auto* dh = reinterpret_cast<const float16_t*>(o + 3072 + 256);
+            for (int t = 0; t < T; ++t) {
+                const int32x4_t* tile = isum[t / 2];
+                const int32x4_t it = t % 2 == 0 ? vuzp1q_s32(tile[0], tile[1]) : vuzp2q_s32(tile[0], tile[1]);
+                const float32x4_t d = vmulq_n_f32(vcvt_f32_f16(vld1_f16(dh + 4 * i)), ad[sb * n_tok + t]);
+                vst1q_f32(acc[t] + 4 * i, vfmaq_f32(vld1q_f32(acc[t] + 4 * i), vcvtq_f32_s32(it), d));
+            }
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        for (std::int64_t r = 0; r < rows; ++r) y[t * ldy + r] = acc[t][r];
+    }
+}
+
+void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
+              std::int64_t n_tok, float* y, std::int64_t ldy) {
+    packed_tiles<kMaxT, 256, 16>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy,
+                                 packed_neon::kTokenBlock, []<int T>(auto... x) { group_tokens_q6k<T>(x...); });
+}
+
 }  // namespace packed_i8mm
 }  // namespace
 
@@ -240,6 +319,7 @@ EMBER_I8MM_PACKED(packed_gemm_q4_0, gemm<true>)
 EMBER_I8MM_PACKED(packed_gemm_q8_0, gemm<false>)
 EMBER_I8MM_PACKED(packed_gemm_q4_k, gemm_q45k<false>)
 EMBER_I8MM_PACKED(packed_gemm_q5_k, gemm_q45k<true>)
+EMBER_I8MM_PACKED(packed_gemm_q6_k, gemm_q6k)
 #undef EMBER_I8MM_PACKED
 }  // namespace neon_i8mm
 }  // namespace ember::kernels
