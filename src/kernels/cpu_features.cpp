@@ -3,6 +3,10 @@
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
+#elif defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+
+#include <cstddef>
 #endif
 
 namespace ember::kernels {
@@ -27,7 +31,10 @@ CpuFeatures read_features() noexcept {
     f.dotprod = (hwcap & HWCAP_ASIMDDP) != 0;
     f.i8mm = f.dotprod && (hwcap2 & HWCAP2_I8MM) != 0;
 #elif defined(__APPLE__)
-    f.dotprod = true;  // every Apple Silicon core has FEAT_DotProd; i8mm needs sysctl (not read)
+    f.dotprod = true;  // every Apple Silicon core has FEAT_DotProd; FEAT_I8MM from M2 (macOS 12+ says)
+    int i8mm = 0;
+    std::size_t len = sizeof i8mm;
+    f.i8mm = sysctlbyname("hw.optional.arm.FEAT_I8MM", &i8mm, &len, nullptr, 0) == 0 && i8mm != 0;
 #endif
 #endif
     return f;
