@@ -369,17 +369,21 @@ void pack_q6_k(const std::uint8_t* src, std::size_t src_stride, std::int64_t n, 
 }
 
 // Token t's Q8_0 activation row to block-major values, float scales and bias -offset * sum(q).
+// The fields are copied straight from the row: a copy of each whole 34-byte block to the stack,
+// read back at other offsets, stalled store forwarding (1.4 us for 2048 values against 0.33).
 template <int kOffset>
 void prepare_q8_0(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, std::int64_t n_cols,
                   std::int8_t* qa, float* ad, std::int32_t* ab) noexcept {
     for (std::int64_t b = 0; b < n_cols / kQK; ++b) {
         const std::size_t i = static_cast<std::size_t>(b * n_tok + t);
-        BlockQ8_0 blk;
-        std::memcpy(&blk, act + b * sizeof(BlockQ8_0), sizeof blk);
+        const std::uint8_t* blk = act + b * sizeof(BlockQ8_0);
+        std::int8_t* q = qa + i * kQK;
+        std::memcpy(q, blk + offsetof(BlockQ8_0, qs), kQK);
         std::int32_t sum = 0;
-        for (int j = 0; j < kQK; ++j) sum += blk.qs[j];
-        std::memcpy(qa + i * kQK, blk.qs, kQK);
-        ad[i] = fp16_to_fp32(blk.d);
+        for (int j = 0; j < kQK; ++j) sum += q[j];
+        std::uint16_t d;
+        std::memcpy(&d, blk + offsetof(BlockQ8_0, d), sizeof d);
+        ad[i] = fp16_to_fp32(d);
         ab[i] = -kOffset * sum;
     }
 }
@@ -402,13 +406,14 @@ void minus_32_sums(const std::int16_t* bsums, std::int32_t* out) noexcept {
 template <int kWords, void (*kBias)(const std::int16_t*, std::int32_t*) noexcept>
 void prepare_q8_k(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, std::int64_t n_cols,
                   std::int8_t* qa, float* ad, std::int32_t* ab) noexcept {
-    for (std::int64_t b = 0; b < n_cols / kQK_K; ++b) {
+    for (std::int64_t b = 0; b < n_cols / kQK_K; ++b) {  // fields copied straight, as prepare_q8_0
         const std::size_t i = static_cast<std::size_t>(b * n_tok + t);
-        BlockQ8K blk;
-        std::memcpy(&blk, act + b * sizeof(BlockQ8K), sizeof blk);
-        std::memcpy(qa + i * kQK_K, blk.qs, kQK_K);
-        ad[i] = blk.d;
-        kBias(blk.bsums, ab + i * kWords);
+        const std::uint8_t* blk = act + b * sizeof(BlockQ8K);
+        std::memcpy(qa + i * kQK_K, blk + offsetof(BlockQ8K, qs), kQK_K);
+        std::memcpy(ad + i, blk + offsetof(BlockQ8K, d), sizeof(float));
+        std::int16_t bsums[kQK_K / 16];
+        std::memcpy(bsums, blk + offsetof(BlockQ8K, bsums), sizeof bsums);
+        kBias(bsums, ab + i * kWords);
     }
 }
 
