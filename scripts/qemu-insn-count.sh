@@ -7,6 +7,8 @@
 #   scripts/qemu-insn-count.sh BUILD_AARCH64 TYPE PACKED TOKENS [ROWS=128] [ISA]
 # BUILD_AARCH64: a scripts/build-aarch64.sh directory with bench_matmul_reps built:
 #   EXTRA_CMAKE_ARGS=-DEMBER_BUILD_BENCHMARKS=ON scripts/build-aarch64.sh build-aarch64 bench_matmul_reps
+# or a native x86-64 build directory (no `run` wrapper there): then qemu-x86_64 runs it on its
+# `max` CPU (AVX2 and FMA; Debian 12's qemu has no AVX-512 or AVX-VNNI), ISA scalar or avx2.
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: scripts/qemu-insn-count.sh BUILD_AARCH64 TYPE PACKED TOKENS [ROWS] [ISA]" >&2; exit 2; }
 dir=$1 type=$2 packed=$3 tokens=$4 rows=${5:-128} isa=${6:-}
@@ -32,8 +34,13 @@ PY
 }
 declare -A total
 for reps in 1 3; do
-  EMBER_QEMU_CPU=${EMBER_QEMU_CPU:-max} "$dir/run" -d in_asm,exec,nochain -D "$log" \
-    "$dir/bin/bench_matmul_reps" "$type" "$packed" "$tokens" "$reps" "$rows" $isa > /dev/null
+  if [ -x "$dir/run" ]; then
+    EMBER_QEMU_CPU=${EMBER_QEMU_CPU:-max} "$dir/run" -d in_asm,exec,nochain -D "$log" \
+      "$dir/bin/bench_matmul_reps" "$type" "$packed" "$tokens" "$reps" "$rows" $isa > /dev/null
+  else
+    qemu-x86_64 -cpu max -d in_asm,exec,nochain -D "$log" \
+      "$dir/bin/bench_matmul_reps" "$type" "$packed" "$tokens" "$reps" "$rows" $isa > /dev/null
+  fi
   total[$reps]=$(count)
 done
 per=$(((total[3] - total[1]) / 2))

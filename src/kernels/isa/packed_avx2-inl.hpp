@@ -390,6 +390,9 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
         const std::int8_t* at = a + sb * 256;
         __m256i isum[L];
         for (int l = 0; l < L; ++l) isum[l] = _mm256_setzero_si256();
+        // Unrolled: rolled, Q5_K's shifts by 2k and the prefetch conditions were run-time
+        // branches in every chunk (qemu counts 2091 instructions a 16-row superblock, 1474 unrolled).
+#pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
             if (half0 == 0) {  // half 1 alone reads the lines half 0 brought in
                 for (int g = 0; g < G; ++g) {
