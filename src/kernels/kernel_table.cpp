@@ -159,22 +159,19 @@ void fill_arm(Table& table) {
     IsaTable& dotprod = table.derive(Isa::neon_dotprod);
     EMBER_SET_LEGACY(dotprod, neon_dotprod);
     EMBER_SET_KQUANT(dotprod, neon_dotprod);
-    // sdot by element on 16 interleaved rows (packed_neon_dotprod.cpp), preferred here and on
-    // i8mm: no horizontal sums and the float step 4 rows a vector, where the row kernels (the
-    // smmla 2x2 tiles too) take a scalar float step per row, token and block.
+    // sdot by element on 16 interleaved rows (packed_neon_dotprod.cpp), preferred: no horizontal
+    // sums and the float step 4 rows a vector, where the row kernels (the smmla 2x2 tiles too)
+    // take a scalar float step per row, token and block.
     EMBER_SET_PACKED(dotprod, neon_dotprod);
-    IsaTable& i8mm = table.derive(Isa::neon_i8mm);  // smmla legacy tiles; the rest stays sdot
+    IsaTable& i8mm = table.derive(Isa::neon_i8mm);  // smmla tiles and packed GEMMs; the rest stays sdot
     i8mm[TensorType::Q4_0].tile = neon_i8mm::tile_q4_0;
     i8mm[TensorType::Q4_1].tile = neon_i8mm::tile_q4_1;
     i8mm[TensorType::Q5_0].tile = neon_i8mm::tile_q5_0;
     i8mm[TensorType::Q5_1].tile = neon_i8mm::tile_q5_1;
     i8mm[TensorType::Q8_0].tile = neon_i8mm::tile_q8_0;
-    // smmla on the same 16-row layouts in prefill: half the multiply instructions of sdot.
-    i8mm[TensorType::Q4_0].packed_gemm = neon_i8mm::packed_gemm_q4_0;
-    i8mm[TensorType::Q8_0].packed_gemm = neon_i8mm::packed_gemm_q8_0;
-    i8mm[TensorType::Q4_K].packed_gemm = neon_i8mm::packed_gemm_q4_k;
-    i8mm[TensorType::Q5_K].packed_gemm = neon_i8mm::packed_gemm_q5_k;
-    i8mm[TensorType::Q6_K].packed_gemm = neon_i8mm::packed_gemm_q6_k;
+    // smmla on the same 16-row layouts in prefill (packed_neon_i8mm.cpp): half the multiply
+    // instructions of sdot; decode calls dotprod's.
+    EMBER_SET_PACKED(i8mm, neon_i8mm);
 }
 #endif
 

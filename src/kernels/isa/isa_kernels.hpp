@@ -144,10 +144,6 @@ EMBER_DECLARE_PACKED  // sdot by element on the 16-row layouts
 }  // namespace neon_dotprod
 namespace neon_i8mm {  // + FEAT_I8MM: smmla (2 rows x 2 tokens per instruction)
 EMBER_DECLARE_LEGACY_TILES
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_0)  // smmla on the 16-row layouts in prefill
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q8_0)
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q4_k)
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q5_k)
-EMBER_DECLARE_PACKED_GEMM(packed_gemm_q6_k)
+EMBER_DECLARE_PACKED  // smmla on the 16-row layouts from 4 tokens, dotprod's below
 }  // namespace neon_i8mm
 }  // namespace ember::kernels
