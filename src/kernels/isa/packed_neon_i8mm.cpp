@@ -82,6 +82,23 @@ inline float32x4_t pair_lanes(float v0, float v1) {
     return vcombine_f32(v, v);
 }
 
+// Token t's 4 rows (4i..4i+3) of a tile pair ([rows 4i, 4i+1 | rows 4i+2, 4i+3], 2 x 2 order):
+// the even lanes for the pair's first token, the odd ones for its second.
+inline float32x4_t token_rows(const float32x4_t* tile, int t) {
+    return t % 2 == 0 ? vuzp1q_f32(tile[0], tile[1]) : vuzp2q_f32(tile[0], tile[1]);
+}
+inline int32x4_t token_rows(const int32x4_t* tile, int t) {
+    return t % 2 == 0 ? vuzp1q_s32(tile[0], tile[1]) : vuzp2q_s32(tile[0], tile[1]);
+}
+
+// The `rows` valid rows of T tokens' accumulators kept in memory (the K-quant kernels).
+template <int T>
+inline void store_acc(const float (*acc)[kPackRows], float* y, std::int64_t ldy, std::int64_t rows) {
+    for (int t = 0; t < T; ++t) {
+        for (std::int64_t r = 0; r < rows; ++r) y[t * ldy + r] = acc[t][r];
+    }
+}
+
 // T tokens (1..kMaxT) against one group, in token pairs. Not inlined into the sweep (nor is
 // group_tokens_q45k): inlined, their registers were allocated worse (qemu counts a unit of 16
 // rows x 256 values x token, 8 tokens: Q4_0 614 against 605 as calls, Q4_K 773 against 713).
@@ -126,8 +143,7 @@ template <bool Q4, int T>
         float out[kPackRows];
         float* yt = rows == kPackRows ? y + t * ldy : out;
         for (int i = 0; i < 4; ++i) {
-            const float32x4_t* tile = acc[t / 2][i];
-            vst1q_f32(yt + 4 * i, t % 2 == 0 ? vuzp1q_f32(tile[0], tile[1]) : vuzp2q_f32(tile[0], tile[1]));
+            vst1q_f32(yt + 4 * i, token_rows(acc[t / 2][i], t));
         }
         if (rows < kPackRows) {
             for (std::int64_t r = 0; r < rows; ++r) y[t * ldy + r] = out[r];
@@ -202,16 +218,13 @@ template <bool Q5, int T>
                 }
             }
             for (int t = 0; t < T; ++t) {
-                const int32x4_t* tile = isum[t / 2];
-                const int32x4_t it = t % 2 == 0 ? vuzp1q_s32(tile[0], tile[1]) : vuzp2q_s32(tile[0], tile[1]);
+                const int32x4_t it = token_rows(isum[t / 2], t);
                 const float32x4_t prev = vld1q_f32(acc[t] + 4 * i);
                 vst1q_f32(acc[t] + 4 * i, Sdot::step_q45k(prev, it, o, abs + (sb * n_tok + t) * 4, ad[sb * n_tok + t], i));
             }
         }
     }
-    for (int t = 0; t < T; ++t) {
-        for (std::int64_t r = 0; r < rows; ++r) y[t * ldy + r] = acc[t][r];
-    }
+    store_acc<T>(acc, y, ldy, rows);
 }
 
 template <bool Q5>
@@ -282,16 +295,13 @@ template <int T>
             }
             const auto* dh = reinterpret_cast<const float16_t*>(o + 3072 + 256);
             for (int t = 0; t < T; ++t) {
-                const int32x4_t* tile = isum[t / 2];
-                const int32x4_t it = t % 2 == 0 ? vuzp1q_s32(tile[0], tile[1]) : vuzp2q_s32(tile[0], tile[1]);
+                const int32x4_t it = token_rows(isum[t / 2], t);
                 const float32x4_t d = vmulq_n_f32(vcvt_f32_f16(vld1_f16(dh + 4 * i)), ad[sb * n_tok + t]);
                 vst1q_f32(acc[t] + 4 * i, vfmaq_f32(vld1q_f32(acc[t] + 4 * i), vcvtq_f32_s32(it), d));
             }
         }
     }
-    for (int t = 0; t < T; ++t) {
-        for (std::int64_t r = 0; r < rows; ++r) y[t * ldy + r] = acc[t][r];
-    }
+    store_acc<T>(acc, y, ldy, rows);
 }
 
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
