@@ -1,7 +1,11 @@
 // Runs REPS matmuls of one random ROWS x 2048 weight matrix of TYPE, packed or row-major, on one
 // ISA and one thread: a fixed workload for counting the instructions a kernel executes under an
 // emulator (scripts/qemu-insn-count.sh subtracts a run of 1 from a run of 3), where wall time
-// says little. Usage: bench_matmul_reps TYPE(q4_0|q8_0|q4_k|q5_k|q6_k) PACKED(0|1) TOKENS REPS ROWS [ISA]
+// says little. On hardware it also prints the mean wall time of a matmul and the weight bytes
+// it streams per second (ROWS large: from memory; small: from cache).
+// Usage: bench_matmul_reps TYPE(q4_0|q8_0|q4_k|q5_k|q6_k) PACKED(0|1) TOKENS REPS ROWS [ISA]
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -48,8 +52,14 @@ int main(int argc, char** argv) {
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     for (auto& v : x) v = uniform(rng);
     std::vector<std::byte> scratch(matmul_scratch_bytes(w, n_tok));
+    // One clock read before and after the loop: the same 2 calls at every REPS, so they cancel
+    // in the emulator's difference of two runs (a read per repetition would not).
+    const auto t0 = std::chrono::steady_clock::now();
     for (int r = 0; r < reps; ++r) matmul(w, x.data(), n_tok, y.data(), rows, scratch, 1, isa);
-    std::printf("%s %s packed=%d tokens=%lld: y[0] = %g\n", name.c_str(), std::string(isa_name(isa)).c_str(),
-                packed ? 1 : 0, static_cast<long long>(n_tok), static_cast<double>(y[0]));
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+                      std::max(reps, 1);
+    std::printf("%s %s packed=%d tokens=%lld: y[0] = %g, %.1f us a matmul (mean), %.2f GB/s of weights\n", name.c_str(),
+                std::string(isa_name(isa)).c_str(), packed ? 1 : 0, static_cast<long long>(n_tok),
+                static_cast<double>(y[0]), us, us > 0 ? static_cast<double>(bytes.size()) / us * 1e-3 : 0.0);
     return 0;
 }
