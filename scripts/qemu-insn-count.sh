@@ -4,13 +4,13 @@
 # helper calls). Runs bench_matmul_reps with 1 and with 3 repetitions, logs every executed
 # translation block (-d in_asm,exec,nochain), and prints the difference per matmul and per
 # 16 rows x 256 values x token:
-#   scripts/qemu-insn-count.sh BUILD_AARCH64 TYPE PACKED TOKENS [ROWS=128] [ISA]
-# BUILD_AARCH64: a scripts/build-aarch64.sh directory with bench_matmul_reps built:
+#   scripts/qemu-insn-count.sh BUILD_DIR TYPE PACKED TOKENS [ROWS=128] [ISA]
+# BUILD_DIR: a scripts/build-aarch64.sh directory with bench_matmul_reps built:
 #   EXTRA_CMAKE_ARGS=-DEMBER_BUILD_BENCHMARKS=ON scripts/build-aarch64.sh build-aarch64 bench_matmul_reps
 # or a native x86-64 build directory (no `run` wrapper there): then qemu-x86_64 runs it on its
 # `max` CPU (AVX2 and FMA; Debian 12's qemu has no AVX-512 or AVX-VNNI), ISA scalar or avx2.
 set -euo pipefail
-[ $# -ge 4 ] || { echo "usage: scripts/qemu-insn-count.sh BUILD_AARCH64 TYPE PACKED TOKENS [ROWS] [ISA]" >&2; exit 2; }
+[ $# -ge 4 ] || { echo "usage: scripts/qemu-insn-count.sh BUILD_DIR TYPE PACKED TOKENS [ROWS] [ISA]" >&2; exit 2; }
 dir=$1 type=$2 packed=$3 tokens=$4 rows=${5:-128} isa=${6:-}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
