@@ -95,7 +95,10 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int
 // Decode (one token), G row groups at a time (Q4_0 4, Q8_0 2; see gemm): they share each
 // broadcast activation chunk, and the core gets G weight streams and 2G accumulator chains in
 // flight. Weights are loaded chunk by chunk next to their vpdpbusd instead of a whole block
-// first (Q4_0 decode +4%, 11 interleaved pairs). Per group the same integer sums (in another
+// first (Q4_0 decode +4%, 11 interleaved pairs). Q4_0's high nibbles stay in place (x & 0xf0,
+// 16 times their value: one op where a shift and a mask took two; the kernel is ALU-bound in
+// cache) and their chain is divided by 16 (exactly: every term is a multiple of 16, and at most
+// 4 x 4 x 240 x 128 per block, far from overflow). Per group the same integer sums (in another
 // order) and float steps as group_tokens<Q4, 1>, so the results are identical.
 // Each stream's prefetches run on into the next call's groups (StreamPrefetch over the quants;
 // the first n_next streams).
@@ -130,7 +133,7 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
                     const __m512i w =
                         in_register(_mm512_loadu_si512(wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock + 64 * m));
                     is[g] = _mm512_dpbusd_epi32(is[g], _mm512_and_si512(w, low), x[m]);
-                    part[g] = _mm512_dpbusd_epi32(part[g], _mm512_and_si512(_mm512_srli_epi16(w, 4), low), x[m + 4]);
+                    part[g] = _mm512_dpbusd_epi32(part[g], _mm512_andnot_si512(low, w), x[m + 4]);
                 }
             }
         } else {
@@ -145,7 +148,8 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         const __m512 da = _mm512_set1_ps(ad[b]);
         for (int g = 0; g < G; ++g) {
             const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales[g] + b * kPackRows)));
-            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[g], part[g])), _mm512_mul_ps(dw, da), acc[g]);
+            const __m512i hi = Q4 ? _mm512_srai_epi32(part[g], 4) : part[g];
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[g], hi)), _mm512_mul_ps(dw, da), acc[g]);
         }
     }
     for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * kPackRows, acc[g]);
@@ -269,8 +273,9 @@ inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, F&
 // groups share each broadcast activation chunk and give the core two weight streams (with the
 // next call's groups prefetched, StreamPrefetch): TinyLlama-shaped matvecs on an Intel Xeon VM
 // +4-8% at one thread and +7-8% at two over one group; four groups measured even in memory
-// and slower in L2. Same integer sums, same float steps as group_tokens_q45k<1, Q5>: identical
-// results.
+// and slower in L2. Q4_K's high nibbles stay in place (16x; their sums, at most 4 x 63 x 32 x
+// 240 x 128 a superblock, are divided by 16 exactly), as in the Q4_0 kernel. Same integer sums,
+// same float steps as group_tokens_q45k<1, Q5>: identical results.
 template <bool Q5, int G>
 inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                            const float* ad, const std::int32_t* abs, float* y, __mmask16 mask_last, int n_next) {
@@ -305,7 +310,9 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
                 const __m512i xl = bcast4(x_lo), xh = bcast4(x_lo + 32);
                 for (int g = 0; g < G; ++g) {
                     const __m512i x = in_register(_mm512_loadu_si512(o[g] + k * 512 + 64 * c));
-                    __m512i lo = _mm512_and_si512(x, low), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+                    // Q4_K keeps the high nibbles in place (16x their value): one op, not two.
+                    __m512i lo = _mm512_and_si512(x, low),
+                            hi = Q5 ? _mm512_and_si512(_mm512_srli_epi16(x, 4), low) : _mm512_andnot_si512(low, x);
                     if constexpr (Q5) {  // +16 where bit 2k (2k + 1) of the qh line is set
                         const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
                         lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))), lo, bit4);
@@ -335,7 +342,8 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
                 const __m512i mins = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 2048 + 128 + 32 * p)));
                 msum = _mm512_dpwssd_epi32(msum, mins, _mm512_set1_epi32(abs[sb * 4 + p]));
             }
-            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_lo[g], isum_hi[g])), _mm512_mul_ps(dv, da), acc[g]);
+            const __m512i hi = Q5 ? isum_hi[g] : _mm512_srai_epi32(isum_hi[g], 4);
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_lo[g], hi)), _mm512_mul_ps(dv, da), acc[g]);
             acc[g] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(mv, da), acc[g]);
         }
     }
