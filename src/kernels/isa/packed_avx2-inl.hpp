@@ -225,8 +225,8 @@ template <bool kVnni, bool Q4, int G>
 inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                              const float* ad, const std::int32_t* ab, float* y, std::int64_t rows_last, int n_next) {
     constexpr std::size_t kBlock = Q4 ? kQ4Block : kQ8Block;
-    StreamPrefetch stream[G];
-    for (int g = 0; g < G; ++g) stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nb) * kBlock, n_next);
+    StreamPrefetch<G> stream[G];
+    for (int g = 0; g < G; ++g) stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nb) * kBlock, n_next);
     __m256 acc[G][2];
     for (int g = 0; g < G; ++g) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
@@ -374,9 +374,9 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
     constexpr int kRun = Q5 && !kVnni ? 4 : 8;
     constexpr int L = G * H;  // lanes: lane l is half half0 + l % H of group l / H
     const __m256i low = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
-    StreamPrefetch stream[G];
+    StreamPrefetch<G> stream[G];
     for (int g = 0; g < G; ++g) {
-        stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
+        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
     }
     __m256 acc[L];
     for (int l = 0; l < L; ++l) acc[l] = _mm256_setzero_ps();
@@ -496,9 +496,9 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::si
                               float* y, std::int64_t ldy, std::int64_t rows_last, int n_next) {
     constexpr int L = G * H;  // lanes: lane l is half half0 + l % H of group l / H
     const __m256i low = _mm256_set1_epi8(0x0f), high2 = _mm256_set1_epi8(0x30);
-    StreamPrefetch stream[G];
+    StreamPrefetch<G> stream[G];
     for (int g = 0; g < G; ++g) {
-        stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
+        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
     }
     __m256 acc[L][T];
     for (int l = 0; l < L; ++l) {

@@ -109,10 +109,10 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
     const __m512i low = _mm512_set1_epi8(0x0f);
     const std::uint16_t* scales[G];
-    StreamPrefetch stream[G];
+    StreamPrefetch<G> stream[G];
     for (int g = 0; g < G; ++g) {
         scales[g] = reinterpret_cast<const std::uint16_t*>(wg0 + g * group_bytes + static_cast<std::size_t>(nb) * kBlock);
-        stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nb) * kBlock, n_next);
+        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nb) * kBlock, n_next);
     }
     __m512 acc[G];
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
@@ -280,9 +280,9 @@ template <bool Q5, int G>
 inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                            const float* ad, const std::int32_t* abs, float* y, __mmask16 mask_last, int n_next) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;
-    StreamPrefetch stream[G];
+    StreamPrefetch<G> stream[G];
     for (int g = 0; g < G; ++g) {
-        stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
+        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
     }
     const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
     __m512 acc[G];
@@ -424,9 +424,9 @@ template <int G>
 inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                           const float* ad, const std::int32_t* abias, float* y, __mmask16 mask_last, int n_next) {
     const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
-    StreamPrefetch stream[G];
+    StreamPrefetch<G> stream[G];
     for (int g = 0; g < G; ++g) {
-        stream[g] = StreamPrefetch::of_group<G>(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
+        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
     }
     __m512 acc[G];
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();

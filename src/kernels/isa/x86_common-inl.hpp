@@ -51,29 +51,29 @@ inline void prefetch_ahead(const std::uint8_t* p) {
 /// 9 interleaved passes: 53 / 57 / 60 GB/s with 4 / 2 / 1 KiB a stream, one stream 4 KiB ahead 62.
 constexpr std::size_t kCallAhead = 8192;
 
-/// One weight stream of a decode call that takes several row groups: prefetches run
-/// `distance` ahead of the bytes in hand until that passes `end`, the end of the stream's run
+/// One of the G weight streams of a decode call that takes G row groups: prefetches run
+/// `kDistance` ahead of the bytes in hand until that passes `end`, the end of the stream's run
 /// in this call, then go `skip` bytes further, to the same place in the run the next call reads
 /// in its stead, so that call's streams begin with their first reads in flight rather than as
 /// demand misses (TinyLlama-shaped Q4_0 matvecs on an Intel Xeon VM: +3-4%; Q4_K 71 -> 80% of
 /// the read in two streams).
+template <int G>
 struct StreamPrefetch {
-    const std::uint8_t* end;
-    std::size_t skip;      // 0 where no later call takes the stream's place
-    std::size_t distance;  // how far ahead of the bytes in hand
+    static constexpr std::size_t kDistance = kCallAhead / G < kPrefetchAhead ? kCallAhead / G : kPrefetchAhead;
 
-    /// Group g of a call of G groups `group_bytes` apart from wg0, whose run is the group's first
+    const std::uint8_t* end;
+    std::size_t skip;  // 0 where no later call takes the stream's place
+
+    /// Group g of the call, `group_bytes` apart from wg0, whose run is the group's first
     /// run_bytes; the next call starts G groups on and takes the first n_next of them.
-    template <int G>
     static StreamPrefetch of_group(const std::uint8_t* wg0, std::size_t group_bytes, int g, std::size_t run_bytes,
                                    int n_next) {
-        constexpr std::size_t kDistance = kCallAhead / G < kPrefetchAhead ? kCallAhead / G : kPrefetchAhead;
-        return {wg0 + g * group_bytes + run_bytes, g < n_next ? G * group_bytes - run_bytes : 0, kDistance};
+        return {wg0 + g * group_bytes + run_bytes, g < n_next ? G * group_bytes - run_bytes : 0};
     }
 
     template <std::size_t kBytes>
     void ahead(const std::uint8_t* p) const {
-        const std::uint8_t* t = p + distance;
+        const std::uint8_t* t = p + kDistance;
         prefetch_at<kBytes>(t >= end ? t + skip : t);
     }
 };
