@@ -9,6 +9,7 @@
 #endif
 
 #include "kernels/fp16.hpp"
+#include "kernels/packed_isa.hpp"
 #include "kernels/kquant_blocks.hpp"
 #include "kernels/quant_blocks.hpp"
 
@@ -77,7 +78,8 @@ void stream_word_columns(const std::uint8_t* const rows[kPackRows], __m128i flip
 
 // Legacy rows (Q4_0, Q8_0): line w of a packed block (64 bytes) holds quant word w (4 bytes) of
 // the 16 rows in order, each byte XORed with kFlip (Q8_0's int8 quants become offset-binary);
-// absent rows of a partial group stay zero. The rows' fp16 scales follow the blocks.
+// absent rows of a partial group stay zero. Blocks go in pairs, each pair followed by the rows'
+// fp16 scales of its two blocks (legacy_quants_at / legacy_scales_at).
 template <class Block, std::uint8_t kFlip>
 struct LegacyPacker {
     static_assert(offsetof(Block, d) == 0 && offsetof(Block, qs) == sizeof(std::uint16_t));
@@ -85,9 +87,7 @@ struct LegacyPacker {
     static constexpr std::size_t kBlockBytes = static_cast<std::size_t>(kWords) * 64;
 
     static std::size_t group_bytes(std::int64_t n_cols) noexcept {
-        const auto nb = static_cast<std::size_t>(n_cols / kQK);
-        const std::size_t bytes = nb * (kBlockBytes + kPackRows * sizeof(std::uint16_t));
-        return (bytes + 63) / 64 * 64;
+        return static_cast<std::size_t>((n_cols / kQK + 1) / 2) * kLegacyPairBytes<kBlockBytes>;
     }
 
     static void pack(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
@@ -96,7 +96,6 @@ struct LegacyPacker {
         if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) return pack_sse(src, stride, n, n_cols, dst);
 #endif
         const std::int64_t nb = n_cols / kQK;
-        std::uint8_t* scales = dst + static_cast<std::size_t>(nb) * kBlockBytes;
         for (std::int64_t b = 0; b < nb; ++b) {
             alignas(64) std::uint8_t q[kBlockBytes] = {};
             std::uint16_t d[kPackRows] = {};
@@ -112,8 +111,8 @@ struct LegacyPacker {
                     std::memcpy(q + w * 64 + r * 4, &word, 4);
                 }
             }
-            store_block<kBlockBytes>(dst + static_cast<std::size_t>(b) * kBlockBytes, q);
-            store_block<sizeof d>(scales + static_cast<std::size_t>(b) * sizeof d, reinterpret_cast<const std::uint8_t*>(d));
+            store_block<kBlockBytes>(dst + legacy_quants_at<kBlockBytes>(b), q);
+            store_block<sizeof d>(dst + legacy_scales_at<kBlockBytes>(b), reinterpret_cast<const std::uint8_t*>(d));
         }
         end_stores();
     }
@@ -123,12 +122,11 @@ struct LegacyPacker {
     static void pack_sse(const std::uint8_t* src, std::size_t stride, std::int64_t n, std::int64_t n_cols,
                          std::uint8_t* dst) noexcept {
         const std::int64_t nb = n_cols / kQK;
-        std::uint8_t* scales = dst + static_cast<std::size_t>(nb) * kBlockBytes;
         const __m128i flip = _mm_set1_epi8(static_cast<char>(kFlip));
         for (std::int64_t b = 0; b < nb; ++b) {
             const std::uint8_t* blocks = src + static_cast<std::size_t>(b) * sizeof(Block);
             const auto block = [&](std::int64_t r) { return r < n ? blocks + static_cast<std::size_t>(r) * stride : nullptr; };
-            std::uint8_t* out = dst + static_cast<std::size_t>(b) * kBlockBytes;
+            std::uint8_t* out = dst + legacy_quants_at<kBlockBytes>(b);
             const std::uint8_t* rows[kPackRows];
             for (int r = 0; r < kPackRows; ++r) rows[r] = r < n ? block(r) + sizeof(std::uint16_t) : nullptr;
             stream_word_columns<kWords>(rows, flip, out);
@@ -139,7 +137,7 @@ struct LegacyPacker {
             }
             for (int h = 0; h < 2; ++h) {
                 const std::uint16_t* e = d + 8 * h;
-                _mm_stream_si128(reinterpret_cast<__m128i*>(scales + static_cast<std::size_t>(b) * 32 + 16 * h),
+                _mm_stream_si128(reinterpret_cast<__m128i*>(dst + legacy_scales_at<kBlockBytes>(b) + 16 * h),
                                  _mm_set_epi16(e[7], e[6], e[5], e[4], e[3], e[2], e[1], e[0]));
             }
         }

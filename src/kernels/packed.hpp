@@ -4,8 +4,10 @@
 // sums), the 16 row scales convert with one instruction, and one unpacked weight block serves
 // many tokens during prefill. See docs/kernels-interface.md ("Repacked layouts").
 //
-// Group of 16 rows, nb = n_cols / 32 blocks, stride group_bytes(nb) (a multiple of 64):
-//   [nb quant blocks of kPackRows rows][nb x 16 fp16 row scales][padding to 64]
+// Group of 16 rows, nb = n_cols / 32 blocks, stride group_bytes(nb) (a multiple of 64). Q4_0 and
+// Q8_0 blocks go in pairs, each followed by its two blocks' 16 fp16 row scales, so that one group
+// is one stream of lines (legacy_quants_at / legacy_scales_at in packed_isa.hpp):
+//   [quant block 2p][quant block 2p + 1][16 scales of 2p][16 scales of 2p + 1] for p < ceil(nb / 2)
 //   Q8_0: block = 8 x 64 bytes; chunk s, lane r (bytes 4r..4r+3) = w[r][4s..4s+3] + 128 (u8).
 //   Q4_0: block = 4 x 64 bytes; chunk m, lane r, byte i = the original qs[r][4m + i]: low nibble
 //         is element 4m+i, high nibble element 16+4m+i (values 0..15, the -8 is applied later).

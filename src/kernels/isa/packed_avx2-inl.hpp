@@ -193,20 +193,20 @@ inline void halves_tokens(std::int64_t nb, const std::uint8_t* wg, int half0, co
                           const float* ad, const std::int32_t* ab, std::int64_t n_tok, float* y,
                           std::int64_t ldy, std::int64_t rows) {
     constexpr std::size_t kBlock = Q4 ? kQ4Block : kQ8Block;
-    const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
     __m256 acc[H][T];
     for (int h = 0; h < H; ++h) {
         for (int t = 0; t < T; ++t) acc[h][t] = _mm256_setzero_ps();
     }
     for (std::int64_t b = 0; b < nb; ++b) {
-        if (half0 == 0) prefetch_ahead<kBlock>(wg + static_cast<std::size_t>(b) * kBlock);  // half 1 reads the same lines
+        const std::uint8_t* q = wg + legacy_quants_at<kBlock>(b);
+        const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + legacy_scales_at<kBlock>(b));
+        if (half0 == 0 && (b & 1) == 0) prefetch_ahead<kLegacyPairBytes<kBlock>>(q);  // half 1 reads the same lines
         for (int h = 0; h < H; ++h) {
             const int half = half0 + h;
             __m256i is[T];
-            half_block_dots<kVnni, Q4, T>(wg + static_cast<std::size_t>(b) * kBlock + half * 32, a + b * n_tok * kQK,
-                                          ab + b * n_tok, is);
-            const __m256 dw = _mm256_cvtph_ps(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + b * kPackRows + half * kHalfRows)));
+            half_block_dots<kVnni, Q4, T>(q + half * 32, a + b * n_tok * kQK, ab + b * n_tok, is);
+            const __m256 dw =
+                _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + half * kHalfRows)));
             for (int t = 0; t < T; ++t) {
                 const __m256 prod = _mm256_mul_ps(dw, _mm256_set1_ps(ad[b * n_tok + t]));
                 acc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[t]), prod, acc[h][t]);
@@ -217,7 +217,7 @@ inline void halves_tokens(std::int64_t nb, const std::uint8_t* wg, int half0, co
 }
 
 // Decode (one token), G whole row groups at a time (both halves of each): the core gets G weight
-// streams, whose prefetches run on into the next call's groups (StreamPrefetch over the quants;
+// streams, whose prefetches run on into the next call's groups (StreamPrefetch over the group,
 // the first n_next streams), as the AVX-512 kernels do. Per group and half the same integer sums
 // and float steps as halves_tokens<.., 2, 1>: identical results. `rows_last`: the rows of the
 // call's last group.
@@ -226,19 +226,19 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
                              const float* ad, const std::int32_t* ab, float* y, std::int64_t rows_last, int n_next) {
     constexpr std::size_t kBlock = Q4 ? kQ4Block : kQ8Block;
     StreamPrefetch<G> stream[G];
-    for (int g = 0; g < G; ++g) stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nb) * kBlock, n_next);
+    for (int g = 0; g < G; ++g) stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, group_bytes, n_next);
     __m256 acc[G][2];
     for (int g = 0; g < G; ++g) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
         for (int g = 0; g < G; ++g) {
             const std::uint8_t* wg = wg0 + g * group_bytes;
-            stream[g].template ahead<kBlock>(wg + static_cast<std::size_t>(b) * kBlock);
-            const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
+            const std::uint8_t* q = wg + legacy_quants_at<kBlock>(b);
+            const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + legacy_scales_at<kBlock>(b));
+            if ((b & 1) == 0) stream[g].template ahead<kLegacyPairBytes<kBlock>>(q);
             for (int h = 0; h < 2; ++h) {
                 __m256i is;
-                half_block_dots<kVnni, Q4, 1>(wg + static_cast<std::size_t>(b) * kBlock + h * 32, a + b * kQK, ab + b, &is);
-                const __m256 dw = _mm256_cvtph_ps(
-                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + b * kPackRows + h * kHalfRows)));
+                half_block_dots<kVnni, Q4, 1>(q + h * 32, a + b * kQK, ab + b, &is);
+                const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + h * kHalfRows)));
                 acc[g][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(dw, _mm256_set1_ps(ad[b])), acc[g][h]);
             }
         }

@@ -53,15 +53,14 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int
                          std::int64_t ldy, std::int64_t rows) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
     const __mmask16 mask = row_mask(rows);
-    const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
-        const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock;
-        prefetch_ahead<kBlock>(q);
+        const std::uint8_t* q = wg + legacy_quants_at<kBlock>(b);
+        if ((b & 1) == 0) prefetch_ahead<kLegacyPairBytes<kBlock>>(q);
         __m512i wv[8];
         load_block<Q4>(q, wv);
-        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + b * kPackRows)));
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + legacy_scales_at<kBlock>(b))));
         // C chains of 8 / C vpdpbusd per token: a lone token (decode) would otherwise wait on one
         // chain of 8 dependent vpdpbusd per block; integer sums, so any split is exact.
         constexpr int C = T <= 2 ? 4 : T <= 4 ? 2 : 1;
@@ -100,7 +99,7 @@ inline void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int
 // cache) and their chain is divided by 16 (exactly: every term is a multiple of 16, and at most
 // 4 x 4 x 240 x 128 per block, far from overflow). Per group the same integer sums (in another
 // order) and float steps as group_tokens<Q4, 1>, so the results are identical.
-// Each stream's prefetches run on into the next call's groups (StreamPrefetch over the quants;
+// Each stream's prefetches run on into the next call's groups (StreamPrefetch over the group,
 // the first n_next streams).
 template <bool Q4, int G>
 inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
@@ -108,30 +107,25 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
                              __mmask16 mask_last, int n_next) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
     const __m512i low = _mm512_set1_epi8(0x0f);
-    const std::uint16_t* scales[G];
     StreamPrefetch<G> stream[G];
-    for (int g = 0; g < G; ++g) {
-        scales[g] = reinterpret_cast<const std::uint16_t*>(wg0 + g * group_bytes + static_cast<std::size_t>(nb) * kBlock);
-        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nb) * kBlock, n_next);
-    }
+    for (int g = 0; g < G; ++g) stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, group_bytes, n_next);
     __m512 acc[G];
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
         const std::uint8_t* a8 = reinterpret_cast<const std::uint8_t*>(a + b * kQK);
+        const std::uint8_t* wb = wg0 + legacy_quants_at<kBlock>(b);
         __m512i x[8];
         for (int s = 0; s < 8; ++s) x[s] = bcast4(a8 + 4 * s);
         __m512i is[G], part[G];
         for (int g = 0; g < G; ++g) {
-            stream[g].template ahead<kBlock>(wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock);
-            if ((b & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(scales[g] + (b + 32) * kPackRows), _MM_HINT_T0);
+            if ((b & 1) == 0) stream[g].template ahead<kLegacyPairBytes<kBlock>>(wb + g * group_bytes);
             is[g] = _mm512_set1_epi32(ab[b]);
             part[g] = _mm512_setzero_si512();
         }
         if constexpr (Q4) {
             for (int m = 0; m < 4; ++m) {
                 for (int g = 0; g < G; ++g) {
-                    const __m512i w =
-                        in_register(_mm512_loadu_si512(wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock + 64 * m));
+                    const __m512i w = in_register(_mm512_loadu_si512(wb + g * group_bytes + 64 * m));
                     is[g] = _mm512_dpbusd_epi32(is[g], _mm512_and_si512(w, low), x[m]);
                     part[g] = _mm512_dpbusd_epi32(part[g], _mm512_andnot_si512(low, w), x[m + 4]);
                 }
@@ -139,7 +133,7 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         } else {
             for (int c = 0; c < 8; c += 2) {
                 for (int g = 0; g < G; ++g) {
-                    const std::uint8_t* q = wg0 + g * group_bytes + static_cast<std::size_t>(b) * kBlock;
+                    const std::uint8_t* q = wb + g * group_bytes;
                     is[g] = _mm512_dpbusd_epi32(is[g], _mm512_loadu_si512(q + 64 * c), x[c]);
                     part[g] = _mm512_dpbusd_epi32(part[g], _mm512_loadu_si512(q + 64 * (c + 1)), x[c + 1]);
                 }
@@ -147,7 +141,8 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         }
         const __m512 da = _mm512_set1_ps(ad[b]);
         for (int g = 0; g < G; ++g) {
-            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales[g] + b * kPackRows)));
+            const __m512 dw = _mm512_cvtph_ps(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg0 + g * group_bytes + legacy_scales_at<kBlock>(b))));
             const __m512i hi = Q4 ? _mm512_srai_epi32(part[g], 4) : part[g];
             acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[g], hi)), _mm512_mul_ps(dw, da), acc[g]);
         }

@@ -148,12 +148,12 @@ struct Kernels {
     static void group_tokens(std::int64_t nb, const std::uint8_t* wg, const std::int8_t* a, const float* ad,
                              const std::int32_t* ab, std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t rows) {
         constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
-        const auto* scales = reinterpret_cast<const float16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
         float32x4_t acc[T][4];
         for (int t = 0; t < T; ++t)
             for (int i = 0; i < 4; ++i) acc[t][i] = vdupq_n_f32(0.0f);
         for (std::int64_t b = 0; b < nb; ++b) {
-            const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock;
+            const std::uint8_t* q = wg + legacy_quants_at<kBlock>(b);
+            const auto* scales = reinterpret_cast<const float16_t*>(wg + legacy_scales_at<kBlock>(b));
             int8x16_t lo[T], hi[T];  // activation bytes 0..15 and 16..31
             RowSums<kDotprod, Q4 ? 8 : 2> s[T];
             for (int t = 0; t < T; ++t) {
@@ -164,7 +164,7 @@ struct Kernels {
             }
             block_chunks<Q4, T, 0>(s, q, lo, hi);
             for (int i = 0; i < 4; ++i) {
-                const float32x4_t dw = vcvt_f32_f16(vld1_f16(scales + b * kPackRows + 4 * i));
+                const float32x4_t dw = vcvt_f32_f16(vld1_f16(scales + 4 * i));
                 for (int t = 0; t < T; ++t) {
                     const float32x4_t prod = vmulq_n_f32(dw, ad[b * n_tok + t]);
                     acc[t][i] = vfmaq_f32(acc[t][i], vcvtq_f32_s32(s[t].rows(i)), prod);

@@ -108,12 +108,12 @@ template <bool Q4, int T>
                                     std::int64_t rows) {
     constexpr int P = (T + 1) / 2;
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
-    const auto* scales = reinterpret_cast<const float16_t*>(wg + static_cast<std::size_t>(nb) * kBlock);
     float32x4_t acc[P][4][2];  // [pair][row quad][rows (4i, 4i + 1) | (4i + 2, 4i + 3)], 2 x 2 order
     for (int p = 0; p < P; ++p)
         for (int i = 0; i < 4; ++i) acc[p][i][0] = acc[p][i][1] = vdupq_n_f32(0.0f);
     for (std::int64_t b = 0; b < nb; ++b) {
-        const std::uint8_t* q = wg + static_cast<std::size_t>(b) * kBlock;
+        const std::uint8_t* q = wg + legacy_quants_at<kBlock>(b);
+        const auto* scales = reinterpret_cast<const float16_t*>(wg + legacy_scales_at<kBlock>(b));
         int32x4_t bias[P];
         float32x4_t da[P];
         for (int p = 0; p < P; ++p) {
@@ -124,7 +124,7 @@ template <bool Q4, int T>
         for (int i = 0; i < 4; ++i) {
             uint8x16_t w[4][2];
             quad_operands<Q4>(q, i, w);
-            const float32x4_t dw = vcvt_f32_f16(vld1_f16(scales + b * kPackRows + 4 * i));
+            const float32x4_t dw = vcvt_f32_f16(vld1_f16(scales + 4 * i));
             const float32x4_t dlo = vzip1q_f32(dw, dw), dhi = vzip2q_f32(dw, dw);
             for (int p = 0; p < P; ++p) {
                 int8x16_t x[4];

@@ -43,14 +43,14 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
           const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy) {
     constexpr std::size_t block_bytes = Q4 ? 4 * 64 : 8 * 64;
     for_each_output(w, group_bytes, n_groups, n_valid_rows, n_tok, y, ldy, [&](const std::uint8_t* wg, int r, std::int64_t t) {
-        const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + static_cast<std::size_t>(nb) * block_bytes);
         float acc = 0.0f;
         for (std::int64_t b = 0; b < nb; ++b) {
-            const std::uint8_t* q = wg + static_cast<std::size_t>(b) * block_bytes;
+            const std::uint8_t* q = wg + legacy_quants_at<block_bytes>(b);
+            const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + legacy_scales_at<block_bytes>(b));
             const std::int8_t* qa = a + (b * n_tok + t) * kQK;
             std::int32_t sum = abias[b * n_tok + t];
             for (int k = 0; k < kQK; ++k) sum += weight<Q4>(q, r, k) * qa[k];
-            const float prod = fp16_to_fp32(scales[b * kPackRows + r]) * ad[b * n_tok + t];
+            const float prod = fp16_to_fp32(scales[r]) * ad[b * n_tok + t];
             acc = std::fma(static_cast<float>(sum), prod, acc);
         }
         return acc;
