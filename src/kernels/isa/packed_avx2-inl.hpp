@@ -151,18 +151,39 @@ inline void half_block_dots(const std::uint8_t* q, const std::int8_t* ab8, const
         // live (unpacking all 8 chunks first, then token by token, spilled; AVX2 prefill
         // +22-35%). AVX2's int16 sums hold all eight chunks (see above).
         const __m256i low = _mm256_set1_epi8(0x0f);
+        if constexpr (kVnni) {
+            // AVX-VNNI: the high nibbles stay in place (x & 0xf0, 16 times their value) in a
+            // chain of their own, divided by 16 at the end, as AVX-512 does: exact, every term a
+            // multiple of 16, at most 4 x 4 x 240 x 128 a block. One op a line fewer, and two
+            // chains a token instead of one.
+            __m256i s[T], h[T];
+            for (int t = 0; t < T; ++t) {
+                s[t] = _mm256_set1_epi32(abb[t]);
+                h[t] = _mm256_setzero_si256();
+            }
+            for (int m = 0; m < 4; ++m) {
+                const __m256i x = load8(q + 64 * m);
+                const __m256i lo = _mm256_and_si256(x, low), hi = _mm256_andnot_si256(low, x);
+                for (int t = 0; t < T; ++t) {
+                    s[t] = dot_step<true>(s[t], lo, ab8 + t * kQK + 4 * m);       // values 4m..4m+3
+                    h[t] = dot_step<true>(h[t], hi, ab8 + t * kQK + 16 + 4 * m);  // 16 x values 16+4m..
+                }
+            }
+            for (int t = 0; t < T; ++t) is[t] = _mm256_add_epi32(s[t], _mm256_srai_epi32(h[t], 4));
+            return;
+        }
         __m256i s[T];
-        for (int t = 0; t < T; ++t) s[t] = kVnni ? _mm256_set1_epi32(abb[t]) : _mm256_setzero_si256();
+        for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
         for (int m = 0; m < 4; ++m) {
             const __m256i x = load8(q + 64 * m);
             const __m256i lo = _mm256_and_si256(x, low), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
             for (int t = 0; t < T; ++t) {
-                s[t] = dot_step<kVnni>(s[t], lo, ab8 + t * kQK + 4 * m);       // values 4m..4m+3
-                s[t] = dot_step<kVnni>(s[t], hi, ab8 + t * kQK + 16 + 4 * m);  // values 16+4m..
+                s[t] = dot_step<false>(s[t], lo, ab8 + t * kQK + 4 * m);       // values 4m..4m+3
+                s[t] = dot_step<false>(s[t], hi, ab8 + t * kQK + 16 + 4 * m);  // values 16+4m..
             }
         }
         for (int t = 0; t < T; ++t) {
-            is[t] = kVnni ? s[t] : _mm256_add_epi32(_mm256_set1_epi32(abb[t]), _mm256_madd_epi16(s[t], _mm256_set1_epi16(1)));
+            is[t] = _mm256_add_epi32(_mm256_set1_epi32(abb[t]), _mm256_madd_epi16(s[t], _mm256_set1_epi16(1)));
         }
     } else if constexpr (kVnni) {  // w + 128 stored: the bias holds -128 * sum(a); chunk by chunk as Q4_0
         for (int t = 0; t < T; ++t) is[t] = _mm256_set1_epi32(abb[t]);
