@@ -3,6 +3,10 @@
 // streams to what the threads can read), matvec speed on a matrix that stays in L2 (the kernel's own rate: decode is kernel-bound on a
 // machine whose memory is faster than it) and prefill matmul throughput (GOP/s, 2 ops per
 // multiply-add) per weight type and ISA.
+// "serial GB/s" is what the matvec would stream if a core read the weights and computed on them
+// one after the other, 1 / (1 / read + 1 / in-L2), and "of serial" the matvec against it: ~100%
+// where a core's reads stall while it computes (docs/performance.md, "Reading and computing
+// do not overlap"), up to in-L2 / read + 1 where they overlap fully.
 // ISAs are interleaved within each repetition; medians are reported.
 //   bench_kernels [threads=2] [reps=9] [types=all|Q4_0,Q8_0,...]
 #include <algorithm>
@@ -75,10 +79,11 @@ int main(int argc, char** argv) {
     std::printf("threads=%d reps=%d detected=%s; matvec %lld cols, >= %zu MiB of weights; prefill %lldx%lld x %lld tokens\n",
                 threads, reps, isa_name(detected_isa()).data(), static_cast<long long>(n_cols), decode_bytes >> 20,
                 static_cast<long long>(prefill_rows), static_cast<long long>(n_cols), static_cast<long long>(prefill_tokens));
-    std::printf("%-6s %-7s %12s %8s %12s %14s %12s\n", "type", "isa", "matvec GB/s", "of read", "matvec ms",
-                "in-L2 GB/s", "prefill GOP/s");
+    std::printf("%-6s %-7s %12s %8s %12s %14s %12s %9s %12s\n", "type", "isa", "matvec GB/s", "of read", "matvec ms",
+                "in-L2 GB/s", "serial GB/s", "of serial", "prefill GOP/s");
     const TensorType types[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
-                                TensorType::Q8_0, TensorType::F16, TensorType::BF16, TensorType::F32};
+                                TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+                                TensorType::F16,  TensorType::BF16, TensorType::F32};
     for (TensorType t : types) {
         const std::string name(tensor_type_name(t));
         if (type_filter != "all" && type_filter.find(name) == std::string::npos) continue;
@@ -96,7 +101,8 @@ int main(int argc, char** argv) {
         std::vector<float> y1(static_cast<std::size_t>(decode_rows)), yp(static_cast<std::size_t>(prefill_rows * prefill_tokens));
         std::vector<float> yc(static_cast<std::size_t>(cached_rows));
         std::vector<std::byte> s1(matmul_scratch_bytes(big.w, 1)), sp(matmul_scratch_bytes(small.w, prefill_tokens));
-        std::vector<std::vector<double>> tdec(isas.size()), tpre(isas.size()), tcache(isas.size()), of_read(isas.size());
+        std::vector<std::vector<double>> tdec(isas.size()), tpre(isas.size()), tcache(isas.size()), of_read(isas.size()),
+            serial(isas.size()), of_serial(isas.size());
         for (std::size_t i = 0; i < isas.size(); ++i) seconds_of(big.w, x1, 1, y1, s1, threads, isas[i]);  // warm
         for (int r = 0; r < reps; ++r) {
             const double read = measure_read_bandwidth(big.w.bytes(), threads, 1).bytes_per_second;
@@ -107,6 +113,9 @@ int main(int argc, char** argv) {
                 double best = 1e30;  // a few calls: the fastest is the one not disturbed
                 for (int k = 0; k < 20; ++k) best = std::min(best, seconds_of(cached.w, x1, 1, yc, s1, threads, isas[i]));
                 tcache[i].push_back(best);
+                // Reading, then computing: their seconds per byte add up.
+                serial[i].push_back(1.0 / (1.0 / read + best / static_cast<double>(cached.w.bytes())));
+                of_serial[i].push_back(static_cast<double>(big.w.bytes()) / tdec[i].back() / serial[i].back());
                 // Scalar prefill is slow: fewer repetitions.
                 if (isas[i] != Isa::scalar || r < 3) tpre[i].push_back(seconds_of(small.w, xp, prefill_tokens, yp, sp, threads, isas[i]));
             }
@@ -114,9 +123,10 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < isas.size(); ++i) {
             const double td = median(tdec[i]), tp = median(tpre[i]);
             const double gops = 2.0 * static_cast<double>(prefill_rows * n_cols * prefill_tokens) / tp * 1e-9;
-            std::printf("%-6s %-7s %12.2f %7.0f%% %12.3f %14.2f %12.1f\n", name.c_str(), isa_name(isas[i]).data(),
-                        static_cast<double>(big.w.bytes()) / td * 1e-9, 100.0 * median(of_read[i]), td * 1e3,
-                        static_cast<double>(cached.w.bytes()) / median(tcache[i]) * 1e-9, gops);
+            std::printf("%-6s %-7s %12.2f %7.0f%% %12.3f %14.2f %12.2f %8.0f%% %12.1f\n", name.c_str(),
+                        isa_name(isas[i]).data(), static_cast<double>(big.w.bytes()) / td * 1e-9,
+                        100.0 * median(of_read[i]), td * 1e3, static_cast<double>(cached.w.bytes()) / median(tcache[i]) * 1e-9,
+                        median(serial[i]) * 1e-9, 100.0 * median(of_serial[i]), gops);
         }
         std::fflush(stdout);
     }
