@@ -5,8 +5,8 @@
 // multiply-add) per weight type and ISA.
 // "serial GB/s" is what the matvec would stream if a core read the weights and computed on them
 // one after the other, 1 / (1 / read + 1 / in-L2), and "of serial" the matvec against it: ~100%
-// where a core's reads stall while it computes (docs/performance.md, "Reading and computing
-// do not overlap"), up to in-L2 / read + 1 where they overlap fully.
+// where a core's reads stall while it computes, up to in-L2 / read + 1 where they overlap fully
+// (docs/performance.md, "Where the last third of decode goes").
 // ISAs are interleaved within each repetition; medians are reported.
 //   bench_kernels [threads=2] [reps=9] [types=all|Q4_0,Q8_0,...]
 #include <algorithm>

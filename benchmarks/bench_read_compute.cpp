@@ -1,6 +1,6 @@
 // Does a core keep reading memory while it computes? Streams a buffer far larger than the caches
-// once per pass, doing K dependent-free multiply-adds on every 64-byte line it loads (the shape of
-// a decode kernel: a weight line loaded, a few vector ops on it), and the same over a 512 KiB
+// once per pass, doing K multiply-adds on every 64-byte line it loads (the shape of a decode
+// kernel: a weight line loaded, a few vector ops on it), and the same over a 512 KiB
 // window that stays in L2. If reads and arithmetic overlapped, the stream would run at
 // min(read, in-L2); if a core's reads stall while it computes, at 1 / (1 / read + 1 / in-L2)
 // ("serial"), where read is the K = 0 stream. Prints both and the stream against each, for
@@ -33,8 +33,9 @@ using Line = std::uint32_t __attribute__((vector_size(64)));
 #define EMBER_WIDEST
 #endif
 
-// K multiply-adds per line into 8 accumulators (independent chains: throughput, not latency),
-// each line prefetched 4 KiB ahead as the decode kernels do. `window`: bytes wrapped over (0: all).
+// K multiply-adds per line into 8 accumulators (each takes K of them per 512 bytes, in a chain, so
+// the in-L2 rate falls as K grows), each line prefetched 4 KiB ahead as the decode kernels do.
+// `window`: bytes wrapped over (0: all).
 template <int K>
 [[gnu::always_inline]] inline std::uint32_t stream(const std::uint8_t* p, std::size_t bytes, std::size_t window) {
     Line acc[8] = {};
