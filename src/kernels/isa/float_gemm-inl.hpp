@@ -113,11 +113,15 @@ struct FloatMicro : SpanMicro<FloatMicro<A, W, X>> {
 /// 5632) passed L1 in full for each tile: every activation load came from L2, and the float
 /// GEMM ran at about half the FMA peak. Each (row, token) pair keeps one accumulator that takes
 /// the chunks in order, so the results equal sweep_tiles' bit for bit.
+/// A tile parks its R x T accumulators in memory between blocks: 1024 elements (6 F32 rows: 24
+/// KiB of L1) park them a quarter as often as 256 did (one thread, 16 rows x 64 tokens of 2048
+/// columns: F16 175 -> 186-193 GFLOP/s, BF16 265 -> 305-314, F32 132 -> 138-149; 2048 was
+/// slower for F32, whose weight rows then crowd the activations out of L1).
 template <class Micro, int R, int T>
 inline void sweep_k_blocks(std::int64_t n, const void* wv, std::size_t ws, std::int64_t n_w,
                            const void* av, std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {
     constexpr int kTiles = 4;
-    constexpr std::int64_t kBlock = 256;
+    constexpr std::int64_t kBlock = 1024;
     static_assert(kBlock % Micro::kStep == 0);
     using Acc = typename Micro::Acc;
     const auto* w = static_cast<const std::uint8_t*>(wv);

@@ -60,7 +60,8 @@ TEST_CASE("matmul: each row's result is bitwise independent of the batch and the
     for (TensorType t : kEveryType) {
         const bool kq = t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
         const bool plain = t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
-        const std::int64_t n = kq ? 512 : plain ? 600 : 96;  // 600: float rows of 3 K blocks, a vector tail
+        // 2100: float rows of 3 K blocks (sweep_k_blocks' 1024 elements), a vector tail
+        const std::int64_t n = kq ? 512 : plain ? 2100 : 96;
         const TypedWeights wts = make_weights(t, n_rows, n);
         const auto x = random_floats(static_cast<std::size_t>(n_tokens * n), 11, 2.0f);
         for (const Packing packing : {Packing::never, Packing::always}) {
