@@ -50,24 +50,11 @@ struct Bf16DpMicro : SpanMicro<Bf16DpMicro> {
         }
         for (int t = 0; t < T; ++t) {
             if constexpr (R == 4) {
-                store_sums4(acc[0][t], acc[1][t], acc[2][t], acc[3][t], y + t * ldy);
+                store_sums4_avx512<false>(acc[0][t], acc[1][t], acc[2][t], acc[3][t], y + t * ldy);  // reduce_add's order
             } else {
                 for (int r = 0; r < R; ++r) y[t * ldy + r] = _mm512_reduce_add_ps(acc[r][t]);
             }
         }
-    }
-
-    /// The four horizontal sums of v0..v3 into y[0..3], transposed: the same additions as
-    /// _mm512_reduce_add_ps (halves of 8, of 4, then lanes 0 + 2 and 1 + 3, then those two), four
-    /// sums at a time, so the results equal vec_dot's bit for bit.
-    static void store_sums4(__m512 v0, __m512 v1, __m512 v2, __m512 v3, float* y) {
-        const __m512 s01 = _mm512_add_ps(_mm512_shuffle_f32x4(v0, v1, 0x44), _mm512_shuffle_f32x4(v0, v1, 0xEE));
-        const __m512 s23 = _mm512_add_ps(_mm512_shuffle_f32x4(v2, v3, 0x44), _mm512_shuffle_f32x4(v2, v3, 0xEE));
-        const __m512 s4 = _mm512_add_ps(_mm512_shuffle_f32x4(s01, s23, 0x88), _mm512_shuffle_f32x4(s01, s23, 0xDD));
-        const __m512 s2 = _mm512_add_ps(s4, _mm512_permute_ps(s4, 0x4E));
-        const __m512 s1 = _mm512_add_ps(s2, _mm512_permute_ps(s2, 0xB1));
-        const __m512 firsts = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s1);
-        _mm_storeu_ps(y, _mm512_castps512_ps128(firsts));
     }
 };
 

@@ -39,6 +39,40 @@ struct BF16Lanes {
     static FB<A> part(const std::uint16_t* p, std::int64_t left) { return widen_bf16<A>(p, left); }
 };
 
+#if defined(__AVX512F__)
+/// The horizontal sums of v0..v3 into y[0..3], four at a time (transposed): halves of 8, halves
+/// of 4, then in each 128-bit lane either lanes 0 + 1 and 2 + 3 (kAdjacentFirst: xsimd::hadd's
+/// order) or 0 + 2 and 1 + 3 (_mm512_reduce_add_ps's), then those two. The same additions as
+/// the one-row versions, so the same bits, in 14 instructions where four one-row sums take ~28.
+template <bool kAdjacentFirst>
+inline void store_sums4_avx512(__m512 v0, __m512 v1, __m512 v2, __m512 v3, float* y) {
+    // lanes i and i + 8 of v0 | v1, then of v2 | v3
+    const __m512 s01 = _mm512_add_ps(_mm512_shuffle_f32x4(v0, v1, 0x44), _mm512_shuffle_f32x4(v0, v1, 0xEE));
+    const __m512 s23 = _mm512_add_ps(_mm512_shuffle_f32x4(v2, v3, 0x44), _mm512_shuffle_f32x4(v2, v3, 0xEE));
+    // lanes i and i + 4 of each: one 128-bit lane per row
+    const __m512 s4 = _mm512_add_ps(_mm512_shuffle_f32x4(s01, s23, 0x88), _mm512_shuffle_f32x4(s01, s23, 0xDD));
+    constexpr int kFirst = kAdjacentFirst ? 0xB1 : 0x4E, kSecond = kAdjacentFirst ? 0x4E : 0xB1;
+    const __m512 s2 = _mm512_add_ps(s4, _mm512_permute_ps(s4, kFirst));
+    const __m512 s1 = _mm512_add_ps(s2, _mm512_permute_ps(s2, kSecond));
+    const __m512 firsts = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s1);
+    _mm_storeu_ps(y, _mm512_castps512_ps128(firsts));
+}
+#endif
+
+/// y[r] = xsimd::hadd(v[r]) for r < R, bit for bit; on AVX-512 four at a time. One by one the
+/// 24 sums of a 4 x 6 tile held ~6% of a 2048-column F16 GEMM's samples; four at a time: F16
+/// +3%, F32 +2-6% (one thread, 16 rows x 64 tokens, interleaved).
+template <class A, int R>
+inline void store_hadds(const FB<A> (&v)[R], float* y) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<A, xsimd::avx512bw> && R % 4 == 0) {
+        for (int r = 0; r < R; r += 4) store_sums4_avx512<true>(v[r], v[r + 1], v[r + 2], v[r + 3], y + r);
+        return;
+    }
+#endif
+    for (int r = 0; r < R; ++r) y[r] = xsimd::hadd(v[r]);
+}
+
 /// The tile Micro (sweep_tiles) of a chunk kernel M: M::step<R, T>(i, ...) takes chunk i (of
 /// M::kStep elements) into the R x T accumulators, M::finish the zero-padded tail and the sums.
 /// span() runs whole chunks [i0, i1), so a caller may split them into blocks (sweep_k_blocks)
@@ -101,8 +135,11 @@ struct FloatMicro : SpanMicro<FloatMicro<A, W, X>> {
                 }
             }
         }
-        for (int t = 0; t < T; ++t)
-            for (int r = 0; r < R; ++r) y[t * ldy + r] = xsimd::hadd(acc[r][t]);
+        for (int t = 0; t < T; ++t) {
+            Acc column[R];
+            for (int r = 0; r < R; ++r) column[r] = acc[r][t];
+            store_hadds<A, R>(column, y + t * ldy);
+        }
     }
 };
 
