@@ -297,8 +297,7 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
     //    Decode: each row streamed once either way.
     const std::uint8_t* wd = w.data();
     const std::size_t w_stride = w.row_bytes();
-    const std::int64_t grain = n_tokens == 1 ? kRowGrain : 4;
-    parallel_for(w.n_rows(), n_threads, grain, [&](std::int64_t r0, std::int64_t r1, int) {
+    const auto sweep = [&](std::int64_t r0, std::int64_t r1) {
         for (std::int64_t tb = 0; tb < n_tokens; tb += kTokenBlock) {
             const std::int64_t te = std::min(n_tokens, tb + kTokenBlock);
             for (std::int64_t rb = r0; rb < r1; rb += kRowGrain) {
@@ -314,6 +313,23 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
                     }
                 }
             }
+        }
+    };
+    if (n_tokens == 1) {
+        parallel_for(w.n_rows(), n_threads, kRowGrain, [&](std::int64_t r0, std::int64_t r1, int) { sweep(r0, r1); });
+        return;
+    }
+    // Prefill claims 16-row groups in guided chunks (plan_chunks), as the packed path does: the
+    // pool's equal chunks (4 a worker) left one worker idle for about half a chunk at the end.
+    const std::int64_t n_groups = (w.n_rows() + kRowGrain - 1) / kRowGrain;
+    const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), n_groups));
+    GroupChunk chunks[kMaxChunks];
+    const int n_chunks = plan_chunks(&n_groups, 1, workers, false, chunks);
+    std::atomic<int> next{0};
+    parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
+        for (int c = next.fetch_add(1, std::memory_order_relaxed); c < n_chunks;
+             c = next.fetch_add(1, std::memory_order_relaxed)) {
+            sweep(chunks[c].g0 * kRowGrain, std::min(w.n_rows(), chunks[c].g1 * kRowGrain));
         }
     });
 }
