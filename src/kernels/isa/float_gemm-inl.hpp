@@ -85,9 +85,29 @@ struct SpanMicro {
         Acc c[R][T];  // in registers for the loop (GCC keeps a referenced array in memory)
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < T; ++t) c[r][t] = acc[r][t];
-        for (std::int64_t i = i0; i < i1; i += M::kStep) M::template step<R, T>(i, w, ws, a, as, c);
+        for (std::int64_t i = i0; i < i1; i += M::kStep) {
+            if constexpr (T <= 2) prefetch_rows<R>(i, i1, w, ws);
+            M::template step<R, T>(i, w, ws, a, as, c);
+        }
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < T; ++t) acc[r][t] = c[r][t];
+    }
+
+    /// Decode (one or two tokens) reads each of the R weight rows once, straight from the file's
+    /// pages: the hardware prefetcher alone kept too few of the R streams' lines in flight.
+    /// Prefetches kDecodeAhead bytes ahead in each row, once a line; past the rows' end, into
+    /// the same rows of the next R-row tile, so that it does not open on demand misses.
+    template <int R>
+    [[gnu::always_inline]] static void prefetch_rows(std::int64_t i, std::int64_t i1, const std::uint8_t* w,
+                                                     std::size_t ws) {
+        constexpr std::size_t kDecodeAhead = 1024, kLine = 64;
+        constexpr std::size_t kStepBytes = static_cast<std::size_t>(M::kStep) * M::kWeightBytes;
+        const std::size_t at = static_cast<std::size_t>(i) * M::kWeightBytes + kDecodeAhead;
+        if (at % kLine >= kStepBytes) return;  // this line's prefetch went out at an earlier step
+        const std::size_t end = static_cast<std::size_t>(i1) * M::kWeightBytes;
+        const std::uint8_t* p = at < end ? w + at : w + R * ws + (at - end);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) __builtin_prefetch(p + r * ws, 0, 3);
     }
 
     template <int R, int T>
@@ -106,6 +126,7 @@ template <class A, class W, class X>
 struct FloatMicro : SpanMicro<FloatMicro<A, W, X>> {
     using Acc = FB<A>;
     static constexpr std::int64_t kStep = kLanes<A>;
+    static constexpr std::size_t kWeightBytes = sizeof(typename W::Elem);
     static Acc zero() { return Acc(0.0f); }
 
     template <int R, int T>
