@@ -73,6 +73,12 @@ std::uint8_t* map_file_aligned(int fd, std::size_t size) {
         errno = err;
         return nullptr;
     }
+#ifdef MADV_HUGEPAGE
+    // Advice only. A cold file read through this 2 MiB-aligned mapping comes into the page cache
+    // in large folios mapped by 2 MiB entries (Linux 6.18, ext4: 2.01 of a 2.05 GiB F16 file;
+    // 2.05 with the advice). A file already cached in small folios (just written) keeps them.
+    ::madvise(start, length, MADV_HUGEPAGE);
+#endif
     // Give back the reservation around it: the head up to the boundary (when any) and the tail,
     // never empty (start < base + kHuge).
     if (start > base) ::munmap(base, static_cast<std::size_t>(start - base));
