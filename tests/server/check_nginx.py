@@ -64,14 +64,14 @@ class Nginx:
             f.write(conf)
         self.proc = subprocess.Popen([NGINX, "-p", self.dir, "-c", self.conf], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
-        deadline = time.time() + TIMEOUT
+        deadline = time.monotonic() + TIMEOUT
         while True:
             assert self.proc.poll() is None, "nginx exited: " + self.proc.stderr.read().decode() + self.errors()
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 break
             except OSError:
-                assert time.time() < deadline, "nginx did not listen"
+                assert time.monotonic() < deadline, "nginx did not listen"
                 time.sleep(0.05)
         # The harness's HTTP helpers, pointed at nginx.
         self.client = Server.__new__(Server)
@@ -98,10 +98,10 @@ def served(srv):
 def served_by(replicas, total):
     """Completions each replica has counted, once they add up to total: a replica counts a request
     just after writing its answer, so a count read right after a response may lag by one."""
-    deadline = time.time() + TIMEOUT
+    deadline = time.monotonic() + TIMEOUT
     while True:
         counts = [served(r) for r in replicas]
-        if sum(counts) >= total or time.time() > deadline:
+        if sum(counts) >= total or time.monotonic() > deadline:
             return counts
         time.sleep(0.02)
 

@@ -27,9 +27,10 @@ class Server:
         self.proc = subprocess.Popen([SERVER, "-m", MODEL, "--host", "127.0.0.1", "--port", "0", *flags],
                                      stdout=subprocess.DEVNULL, stderr=self.log)
         self.port = None
-        deadline = time.time() + TIMEOUT
+        deadline = time.monotonic() + TIMEOUT
         while self.port is None:
-            assert time.time() < deadline, "the server printed no port"
+            assert time.monotonic() < deadline, "the server printed no port in %d s (%s): %s" % (
+                TIMEOUT, self.proc_state(), self.stderr())
             assert self.proc.poll() is None, "the server exited: " + self.stderr()
             m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", self.stderr())
             if m:
@@ -42,8 +43,18 @@ class Server:
                 assert json.loads(body) == {"status": "ok"}, body
                 break
             assert status == 503 and json.loads(body)["status"] == "loading", (status, body)
-            assert time.time() < deadline, "the model did not load"
+            assert time.monotonic() < deadline, "the model did not load"
             time.sleep(0.05)
+
+    def proc_state(self):
+        """The process's state and where the kernel has it waiting, for a failure message."""
+        try:
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                state = next((line.strip() for line in f if line.startswith("State:")), "State: ?")
+            with open("/proc/%d/wchan" % self.proc.pid) as f:
+                return state + ", wchan " + f.read().strip()
+        except OSError as e:
+            return "no /proc entry: " + str(e)
 
     def stderr(self):
         self.log.seek(0)
@@ -110,11 +121,11 @@ class Server:
         return False
 
     def stop(self, expect_rc=0):
-        start = time.time()
+        start = time.monotonic()
         self.proc.send_signal(signal.SIGTERM)
         rc = self.proc.wait(timeout=10)
         assert rc == expect_rc, f"exit code {rc}: {self.stderr()}"
-        return time.time() - start
+        return time.monotonic() - start
 
 
 def gauge(metrics, name):
