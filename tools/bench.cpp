@@ -134,7 +134,7 @@ Peak measure_int8_peak(int n_threads) {
     std::int64_t (*fn)(std::int64_t, std::int32_t*) = peak_int8_scalar;
     p.kernel = "scalar imul";
 #if defined(__x86_64__)
-    if (isa == Isa::avx512) {
+    if (isa_extends(isa, Isa::avx512)) {
         fn = peak_int8_avx512;
         p.kernel = "vpdpbusd zmm";
     } else if (isa == Isa::avx2_vnni) {
@@ -159,10 +159,10 @@ Peak measure_f32_peak(int n_threads) {
     std::int64_t (*fn)(std::int64_t, float*) = peak_f32_scalar;
     p.kernel = "scalar mul+add";
 #if defined(__x86_64__)
-    if (isa == Isa::avx512) {
+    if (isa_extends(isa, Isa::avx512)) {
         fn = peak_f32_avx512;
         p.kernel = "vfmadd zmm";
-    } else if (isa == Isa::avx2 || isa == Isa::avx2_vnni) {
+    } else if (isa_extends(isa, Isa::avx2)) {
         fn = peak_f32_avx2;
         p.kernel = "vfmadd ymm";
     }
@@ -179,7 +179,7 @@ Peak measure_bf16_peak(int n_threads) {
     using namespace ember::kernels;
     Peak p;
 #if defined(__x86_64__)
-    if (active_isa() == Isa::avx512 && cpu_features().avx512_bf16) {
+    if (isa_extends(active_isa(), Isa::avx512) && cpu_features().avx512_bf16) {
         p.kernel = "vdpbf16ps zmm";
         p.ops_per_second = run_peak(n_threads, [](std::int64_t it) {
             float sink = 1.0f;

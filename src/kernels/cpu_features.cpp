@@ -23,6 +23,7 @@ CpuFeatures read_features() noexcept {
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512vnni");
     f.avx512_bf16 = f.avx512 && __builtin_cpu_supports("avx512bf16");
+    f.gfni = __builtin_cpu_supports("gfni");
 #elif defined(__aarch64__)
     f.neon = true;  // mandatory in ARMv8-A
 #if defined(__linux__)

@@ -10,6 +10,7 @@ struct CpuFeatures {
     bool avx_vnni = false;    ///< AVX-VNNI: VEX vpdpbusd/vpdpwssd on ymm (Alder Lake, Zen 5)
     bool avx512 = false;      ///< AVX-512 F, BW, VL, DQ and VNNI (Ice Lake, Zen 4)
     bool avx512_bf16 = false; ///< vdpbf16ps
+    bool gfni = false;        ///< gf2p8affineqb (Ice Lake, Zen 4; EVEX form with AVX-512)
     // ARM64
     bool neon = false;        ///< Advanced SIMD (always on ARMv8-A)
     bool dotprod = false;     ///< sdot/udot (ARMv8.2 FEAT_DotProd, HWCAP_ASIMDDP)

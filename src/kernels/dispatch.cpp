@@ -9,7 +9,7 @@
 namespace ember::kernels {
 namespace {
 
-constexpr std::string_view kIsaNames[kIsaCount] = {"scalar", "avx2", "avx2_vnni", "avx512",
+constexpr std::string_view kIsaNames[kIsaCount] = {"scalar", "avx2", "avx2_vnni", "avx512", "avx512_gfni",
                                                    "neon", "neon_dotprod", "neon_i8mm"};
 
 Isa choose_isa() noexcept {
@@ -42,6 +42,7 @@ bool isa_available(Isa isa) noexcept {
         case Isa::avx2: return f.avx2;
         case Isa::avx2_vnni: return f.avx_vnni;
         case Isa::avx512: return f.avx512;
+        case Isa::avx512_gfni: return f.avx512 && f.gfni;
 #elif defined(__aarch64__)
         case Isa::neon: return f.neon;
         case Isa::neon_dotprod: return f.dotprod;
@@ -52,7 +53,7 @@ bool isa_available(Isa isa) noexcept {
 }
 
 Isa detected_isa() noexcept {
-    for (Isa isa : {Isa::avx512, Isa::avx2_vnni, Isa::avx2, Isa::neon_i8mm, Isa::neon_dotprod, Isa::neon}) {
+    for (Isa isa : {Isa::avx512_gfni, Isa::avx512, Isa::avx2_vnni, Isa::avx2, Isa::neon_i8mm, Isa::neon_dotprod, Isa::neon}) {
         if (isa_available(isa)) return isa;
     }
     return Isa::scalar;

@@ -32,7 +32,7 @@ Isa active_isa() noexcept;
 Isa detected_isa() noexcept;
 /// Whether ember was built with `isa`'s kernels and this CPU can run them.
 bool isa_available(Isa isa) noexcept;
-/// "scalar", "avx2", "avx2_vnni", "avx512", "neon", "neon_dotprod", "neon_i8mm".
+/// "scalar", "avx2", "avx2_vnni", "avx512", "avx512_gfni", "neon", "neon_dotprod", "neon_i8mm".
 std::string_view isa_name(Isa isa) noexcept;
 inline std::string_view isa_name() noexcept { return isa_name(active_isa()); }
 /// The ISA named `name` (as isa_name gives it); false when no ISA has that name.

@@ -14,19 +14,28 @@
 namespace ember::kernels {
 
 /// Instruction sets ember has kernels for. Each has a parent (isa_parent) whose kernels it
-/// inherits where it has no specific version: avx2_vnni -> avx2 -> scalar, avx512 -> avx2,
-/// neon_i8mm -> neon_dotprod -> neon -> scalar.
-enum class Isa : int { scalar = 0, avx2, avx2_vnni, avx512, neon, neon_dotprod, neon_i8mm };
-constexpr int kIsaCount = 7;
+/// inherits where it has no specific version: avx2_vnni -> avx2 -> scalar, avx512_gfni -> avx512
+/// -> avx2, neon_i8mm -> neon_dotprod -> neon -> scalar.
+enum class Isa : int { scalar = 0, avx2, avx2_vnni, avx512, avx512_gfni, neon, neon_dotprod, neon_i8mm };
+constexpr int kIsaCount = 8;
 
 /// The ISA whose kernels `isa` falls back to (scalar for scalar).
 constexpr Isa isa_parent(Isa isa) noexcept {
     switch (isa) {
         case Isa::avx2_vnni: return Isa::avx2;
         case Isa::avx512: return Isa::avx2;
+        case Isa::avx512_gfni: return Isa::avx512;
         case Isa::neon_dotprod: return Isa::neon;
         case Isa::neon_i8mm: return Isa::neon_dotprod;
         default: return Isa::scalar;
+    }
+}
+
+/// Whether `isa` is `base` or extends it (base is on its chain of parents).
+constexpr bool isa_extends(Isa isa, Isa base) noexcept {
+    for (;; isa = isa_parent(isa)) {
+        if (isa == base) return true;
+        if (isa == Isa::scalar) return false;
     }
 }
 

@@ -123,6 +123,10 @@ EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_0)    // identical bytes to the scala
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_1)
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_k)    // identical bytes to quantize_row_q8_k
 }  // namespace avx512
+namespace avx512_gfni {  // + GFNI: gf2p8affineqb joins the K-quants' high bits to their nibbles
+EMBER_DECLARE_PACKED_GEMM(packed_gemm_q5_k)
+EMBER_DECLARE_PACKED_GEMM(packed_gemm_q6_k)
+}  // namespace avx512_gfni
 namespace neon {  // ARMv8-A Advanced SIMD: smull + sadalp
 EMBER_DECLARE_FLOAT_KERNELS
 EMBER_DECLARE_FLOAT_TILES

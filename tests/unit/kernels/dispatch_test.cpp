@@ -81,6 +81,7 @@ TEST_CASE("the CPU feature reader agrees with the kernel or the emulated CPU", "
     CHECK(f.avx_vnni == (f.avx2 && flags.count("avx_vnni") > 0));
     CHECK(f.avx512 == (f.avx2 && flags.count("avx512f") && flags.count("avx512bw") && flags.count("avx512vl") &&
                        flags.count("avx512dq") && flags.count("avx512_vnni")));
+    CHECK(f.gfni == (flags.count("gfni") > 0));
 #elif defined(__aarch64__)
     CHECK(f.dotprod == (flags.count("asimddp") > 0));
     CHECK(f.i8mm == (f.dotprod && flags.count("i8mm") > 0));
@@ -151,6 +152,16 @@ TEST_CASE("each ISA's table entries are its own kernels where it has them", "[di
             const TypeKernels* k = type_kernels(t, isa);
             INFO(std::string(isa_name(isa)) + " " + std::string(tensor_type_name(t)));
             CHECK(k->prefer_packed == (k->packed != nullptr && k->packed_gemm != type_kernels(t, Isa::scalar)->packed_gemm));
+        }
+    }
+    // avx512_gfni: its own packed decode for the K-quants with 5- and 6-bit weights, the rest avx512's.
+    if (isa_available(Isa::avx512_gfni)) {
+        for (TensorType t : kSupported) {
+            INFO(tensor_type_name(t));
+            const bool own_packed = t == TensorType::Q5_K || t == TensorType::Q6_K;
+            CHECK((type_kernels(t, Isa::avx512_gfni)->packed_gemm != type_kernels(t, Isa::avx512)->packed_gemm) == own_packed);
+            CHECK(type_kernels(t, Isa::avx512_gfni)->vec_dot == type_kernels(t, Isa::avx512)->vec_dot);
+            ++checked;
         }
     }
     if (checked == 0) WARN("no SIMD ISA on this CPU: only the scalar table was checked");

@@ -1,0 +1,386 @@
+// AVX-512 VNNI kernels of the repacked 16-row K-quant layouts (kernels/packed.hpp), shared by
+// packed_avx512.cpp (kGfni = false) and packed_avx512_gfni.cpp (built with -mgfni, kGfni = true:
+// decode joins Q5_K's fifth and Q6_K's high bits to their nibbles with gf2p8affineqb, which moves
+// any bit of a byte to any other and clears the rest in one op). Kernel code only, internal
+// linkage. Bit-identical to the scalar twin (packed_scalar.cpp).
+#pragma once
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/isa/isa_kernels.hpp"
+#include "kernels/isa/packed_driver-inl.hpp"
+#include "kernels/isa/x86_common-inl.hpp"
+#include "kernels/packed_isa.hpp"
+#include "kernels/quant_blocks.hpp"
+
+namespace ember::kernels {
+namespace {
+namespace packed_avx512 {
+
+inline __m512i bcast4(const std::uint8_t* p) {
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+inline __mmask16 row_mask(std::int64_t rows) {
+    return rows >= kPackRows ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << rows) - 1u);
+}
+
+/// gf2p8affineqb's matrix that moves bits from .. from + n - 1 of each byte to bits to .. to + n - 1
+/// and clears the others (result bit i is the parity of byte 7 - i of the matrix AND the source).
+constexpr long long bit_matrix(int from, int to, int n) {
+    unsigned long long m = 0;
+    for (int i = 0; i < n; ++i) m |= (1ull << (from + i)) << (8 * (7 - (to + i)));
+    return static_cast<long long>(m);
+}
+inline __m512i bits_to(int from, int to, int n) { return _mm512_set1_epi64(bit_matrix(from, to, n)); }
+
+/// Bytes of `a` where `mask` is set, of `b` elsewhere.
+inline __m512i select_bits(__m512i a, __m512i b, __m512i mask) { return _mm512_ternarylogic_epi32(a, b, mask, 0xE4); }
+
+// Q4_K and Q5_K: sub-block by sub-block, 8 vpdpbusd per token give the 16 rows' integer dots,
+// scaled by the rows' 6-bit scales (vpmulld) into the superblock sum; the mins take 4 vpdpwssd
+// against the activation's sub-block sums. Q5_K's fifth bit joins each nibble by one vpternlogd.
+// Up to 4 tokens share each unpacked sub-block.
+template <int T, bool Q5, bool kGfni>
+inline void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
+                              const float* ad, const std::int32_t* abs, std::int64_t n_tok,
+                              float* y, std::int64_t ldy, std::int64_t rows) {
+    constexpr std::size_t kQh = Q5 ? 512 : 0;  // bytes of qh lines before the Q4_K layout
+    const __mmask16 mask = row_mask(rows);
+    const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* qh = wg + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
+        const std::uint8_t* o = qh + kQh;
+        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * n_tok * 256);
+        __m512i isum[T];
+        for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+        for (int j = 0; j < 8; ++j) {
+            __m512i wv[8];
+            const std::uint8_t* q = o + (j / 2) * 512;
+            if ((j & 1) == 0) prefetch_ahead<512>(q);
+            if (j == 7) prefetch_ahead<kPackQ4KBytes - 2048>(o + 2048);
+            if (Q5 && j == 1) prefetch_ahead<kQh>(qh);
+            for (int c = 0; c < 8; ++c) {
+                const __m512i x = _mm512_loadu_si512(q + 64 * c);
+                const __m512i nib = (j & 1) ? _mm512_srli_epi16(x, 4) : x;  // in bits 0..3
+                wv[c] = _mm512_and_si512(nib, low);
+                if constexpr (Q5 && kGfni) {
+                    const __m512i h = _mm512_loadu_si512(qh + 64 * c);
+                    wv[c] = select_bits(nib, _mm512_gf2p8affine_epi64_epi8(h, bits_to(j, 4, 1), 0), low);
+                } else if constexpr (Q5) {  // bit j of the qh line to bit 4
+                    const __m512i h = _mm512_loadu_si512(qh + 64 * c);
+                    const __m512i hb = j <= 4 ? _mm512_slli_epi16(h, 4 - j) : _mm512_srli_epi16(h, j - 4);
+                    wv[c] = _mm512_ternarylogic_epi32(wv[c], hb, bit4, 0xF8);  // wv | (hb & 0x10)
+                }
+            }
+            const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 2048 + 16 * j)));
+            // Two chains of 4 per token: halves the vpdpbusd latency chain (matters for decode).
+            __m512i s[T], s2[T];
+            for (int t = 0; t < T; ++t) s[t] = s2[t] = _mm512_setzero_si512();
+            for (int c = 0; c < 4; ++c) {
+                for (int t = 0; t < T; ++t) {
+                    s[t] = _mm512_dpbusd_epi32(s[t], wv[c], bcast4(at + t * 256 + 32 * j + 4 * c));
+                    s2[t] = _mm512_dpbusd_epi32(s2[t], wv[c + 4], bcast4(at + t * 256 + 32 * j + 4 * c + 16));
+                }
+            }
+            for (int t = 0; t < T; ++t) {
+                isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(_mm512_add_epi32(s[t], s2[t]), sc));
+            }
+        }
+        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 256)));
+        const __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 256 + 32)));
+        __m512i mins[4];
+        for (int p = 0; p < 4; ++p) {
+            mins[p] = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2048 + 128 + 32 * p)));
+        }
+        const std::int32_t* bsb = abs + sb * n_tok * 4;
+        const float* adb = ad + sb * n_tok;
+        for (int t = 0; t < T; ++t) {
+            __m512i msum = _mm512_setzero_si512();
+            for (int p = 0; p < 4; ++p) msum = _mm512_dpwssd_epi32(msum, mins[p], _mm512_set1_epi32(bsb[t * 4 + p]));
+            const __m512 da = _mm512_set1_ps(adb[t]);
+            const __m512 dm = _mm512_mul_ps(mv, da);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dv, da), acc[t]);
+            acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), dm, acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
+}
+
+/// The K-quants' decode loop: groups two at a time (two weight streams), then a lone last group:
+/// f.operator()<G>(first group, row mask of the call's last group, groups after the call up to G).
+template <typename F>
+inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, F&& f) {
+    std::int64_t g = 0;
+    for (; g + 2 <= n_groups; g += 2) {
+        f.template operator()<2>(g, row_mask(n_valid_rows - (g + 1) * kPackRows), groups_after(n_groups, g + 2, 2));
+    }
+    if (g < n_groups) f.template operator()<1>(g, row_mask(n_valid_rows - g * kPackRows), 0);
+}
+
+// Decode (one token) of Q4_K/Q5_K, G row groups at a time: sub-blocks 2k and 2k + 1 are the low
+// and high nibbles of the same 8 lines, so each line is loaded once (and Q5_K's qh line once) for
+// both, into four vpdpbusd chains per group. The per-token path above reloads every line for the
+// second nibble and ran at half this speed in cache (Q4_K ~200 -> ~95 cycles a superblock). Two
+// groups share each broadcast activation chunk and give the core two weight streams (with the
+// next call's groups prefetched, StreamPrefetch): TinyLlama-shaped matvecs on an Intel Xeon VM
+// +4-8% at one thread and +7-8% at two over one group; four groups measured even in memory
+// and slower in L2. Q4_K's high nibbles stay in place (16x; their sums, at most 4 x 63 x 32 x
+// 240 x 128 a superblock, are divided by 16 exactly), as in the Q4_0 kernel. Same integer sums,
+// same float steps as group_tokens_q45k<1, Q5>: identical results.
+template <bool Q5, int G, bool kGfni>
+inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
+                           const float* ad, const std::int32_t* abs, float* y, __mmask16 mask_last, int n_next) {
+    constexpr std::size_t kQh = Q5 ? 512 : 0;
+    StreamPrefetch<G> stream[G];
+    for (int g = 0; g < G; ++g) {
+        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
+    }
+    const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+    __m512 acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* qh[G];
+        const std::uint8_t* o[G];
+        for (int g = 0; g < G; ++g) {
+            qh[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
+            o[g] = qh[g] + kQh;
+        }
+        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * 256);
+        __m512i isum_lo[G], isum_hi[G];
+        for (int g = 0; g < G; ++g) isum_lo[g] = isum_hi[g] = _mm512_setzero_si512();
+        for (int k = 0; k < 4; ++k) {  // sub-blocks j = 2k (low nibbles) and 2k + 1 (high)
+            __m512i s_lo[G], s2_lo[G], s_hi[G], s2_hi[G];
+            for (int g = 0; g < G; ++g) {
+                stream[g].template ahead<512>(o[g] + k * 512);
+                if (k == 3) stream[g].template ahead<kPackQ4KBytes - 2048>(o[g] + 2048);
+                if (Q5 && k == 0) stream[g].template ahead<kQh>(qh[g]);
+                s_lo[g] = s2_lo[g] = s_hi[g] = s2_hi[g] = _mm512_setzero_si512();
+            }
+            for (int c = 0; c < 8; ++c) {
+                const std::uint8_t* x_lo = at + 64 * k + 4 * c;  // sub-block 2k, chunk c
+                const __m512i xl = bcast4(x_lo), xh = bcast4(x_lo + 32);
+                for (int g = 0; g < G; ++g) {
+                    const __m512i x = in_register(_mm512_loadu_si512(o[g] + k * 512 + 64 * c));
+                    // Q4_K keeps the high nibbles in place (16x their value): one op, not two.
+                    __m512i lo = _mm512_and_si512(x, low),
+                            hi = Q5 ? _mm512_and_si512(_mm512_srli_epi16(x, 4), low) : _mm512_andnot_si512(low, x);
+                    if constexpr (Q5 && kGfni) {  // bit 2k (2k + 1) of the qh line to bit 4 of the nibble
+                        const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
+                        lo = select_bits(x, _mm512_gf2p8affine_epi64_epi8(h, bits_to(2 * k, 4, 1), 0), low);
+                        hi = select_bits(_mm512_srli_epi16(x, 4), _mm512_gf2p8affine_epi64_epi8(h, bits_to(2 * k + 1, 4, 1), 0), low);
+                    } else if constexpr (Q5) {  // +16 where bit 2k (2k + 1) of the qh line is set
+                        const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
+                        lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))), lo, bit4);
+                        hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(2 << (2 * k)))), hi, bit4);
+                    }
+                    if (c < 4) {
+                        s_lo[g] = _mm512_dpbusd_epi32(s_lo[g], lo, xl);
+                        s_hi[g] = _mm512_dpbusd_epi32(s_hi[g], hi, xh);
+                    } else {
+                        s2_lo[g] = _mm512_dpbusd_epi32(s2_lo[g], lo, xl);
+                        s2_hi[g] = _mm512_dpbusd_epi32(s2_hi[g], hi, xh);
+                    }
+                }
+            }
+            for (int g = 0; g < G; ++g) {
+                const auto* sc = reinterpret_cast<const __m128i*>(o[g] + 2048 + 32 * k);
+                isum_lo[g] = _mm512_add_epi32(isum_lo[g], _mm512_mullo_epi32(_mm512_add_epi32(s_lo[g], s2_lo[g]), _mm512_cvtepu8_epi32(_mm_loadu_si128(sc))));
+                isum_hi[g] = _mm512_add_epi32(isum_hi[g], _mm512_mullo_epi32(_mm512_add_epi32(s_hi[g], s2_hi[g]), _mm512_cvtepu8_epi32(_mm_loadu_si128(sc + 1))));
+            }
+        }
+        const __m512 da = _mm512_set1_ps(ad[sb]);
+        for (int g = 0; g < G; ++g) {
+            const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 2048 + 256)));
+            const __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 2048 + 256 + 32)));
+            __m512i msum = _mm512_setzero_si512();
+            for (int p = 0; p < 4; ++p) {
+                const __m512i mins = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 2048 + 128 + 32 * p)));
+                msum = _mm512_dpwssd_epi32(msum, mins, _mm512_set1_epi32(abs[sb * 4 + p]));
+            }
+            const __m512i hi = Q5 ? isum_hi[g] : _mm512_srai_epi32(isum_hi[g], 4);
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_lo[g], hi)), _mm512_mul_ps(dv, da), acc[g]);
+            acc[g] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(mv, da), acc[g]);
+        }
+    }
+    for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * kPackRows, acc[g]);
+    _mm512_mask_storeu_ps(y + (G - 1) * kPackRows, mask_last, acc[G - 1]);
+}
+
+template <bool Q5, bool kGfni>
+void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
+               std::int64_t n_tok, float* y, std::int64_t ldy) {
+    if (n_tok == 1) {
+        one_token_pairs(n_groups, n_valid_rows, [&]<int G>(std::int64_t g, __mmask16 mask_last, int n_next) {
+            one_token_q45k<Q5, G, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, abs,
+                                  y + g * kPackRows, mask_last, n_next);
+        });
+        return;
+    }
+    packed_tiles<4, 256, 4>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abs, n_tok, y, ldy, 32,
+                            []<int T>(auto... x) { group_tokens_q45k<T, Q5, kGfni>(x...); });
+}
+
+// Q6_K: sub-block by sub-block (16 values), 4 registers of 6-bit weights (a nibble of ql joined
+// by vpternlogd with 2 bits of qh), 4 vpdpbusd per token from the bias -32 * sum(a), then times
+// the rows' int8 scales (vpmulld) into the superblock sum. Up to 4 tokens share each sub-block.
+template <int T, bool kGfni>
+inline void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
+                             const float* ad, const std::int32_t* abias, std::int64_t n_tok,
+                             float* y, std::int64_t ldy, std::int64_t rows) {
+    const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
+    const __mmask16 mask = row_mask(rows);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * n_tok * 256);
+        const std::int32_t* bias = abias + sb * n_tok * 16;
+        __m512i isum[T];
+        for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+        for (int j = 0; j < 16; ++j) {  // values 16j .. 16j + 15: half h, chunks 4jj .. 4jj + 3
+            const int h = j / 8, jj = j % 8;
+            if (j < 14) prefetch_ahead<256>(o + 256 * j);
+            __m512i wv[4];
+            for (int c = 0; c < 4; ++c) {
+                const __m512i ql = _mm512_loadu_si512(o + 64 * (16 * h + 4 * (jj % 4) + c));
+                const __m512i qh = _mm512_loadu_si512(o + 64 * (32 + 8 * h + 4 * (jj % 2) + c));
+                // qh bits 2(jj / 2) .. +1 to bits 4..5
+                const int shift = 2 * (jj / 2);
+                if constexpr (kGfni) {
+                    const __m512i nib = jj < 4 ? ql : _mm512_srli_epi16(ql, 4);  // in bits 0..3
+                    wv[c] = select_bits(nib, _mm512_gf2p8affine_epi64_epi8(qh, bits_to(shift, 4, 2), 0), low);
+                    continue;
+                }
+                const __m512i nib = _mm512_and_si512(jj < 4 ? ql : _mm512_srli_epi16(ql, 4), low);
+                const __m512i hb = shift == 0   ? _mm512_slli_epi16(qh, 4)
+                                   : shift == 2 ? _mm512_slli_epi16(qh, 2)
+                                   : shift == 4 ? qh
+                                                : _mm512_srli_epi16(qh, 2);
+                wv[c] = _mm512_ternarylogic_epi32(nib, hb, high2, 0xF8);  // nib | (hb & 0x30)
+            }
+            const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 16 * j)));
+            for (int t = 0; t < T; ++t) {
+                __m512i s = _mm512_set1_epi32(bias[t * 16 + j]);
+                for (int c = 0; c < 4; ++c) s = _mm512_dpbusd_epi32(s, wv[c], bcast4(at + t * 256 + 16 * j + 4 * c));
+                isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s, sc));
+            }
+        }
+        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 3072 + 256)));
+        const float* adb = ad + sb * n_tok;
+        for (int t = 0; t < T; ++t) {
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dv, _mm512_set1_ps(adb[t])), acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
+}
+
+// Decode (one token) of Q6_K: the four sub-blocks of a half h with qh lines of parity m (jj = m,
+// m + 2, m + 4, m + 6) read 8 ql lines (low and high nibbles) and 4 qh lines (bit pairs 0-3)
+// once, chunk by chunk into four vpdpbusd chains. The per-token path above loads each ql line
+// twice and each qh line four times. G row groups at a time, as one_token_q45k. Same integer
+// sums and float steps as group_tokens_q6k<1>.
+template <int G, bool kGfni>
+inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
+                          const float* ad, const std::int32_t* abias, float* y, __mmask16 mask_last, int n_next) {
+    const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
+    StreamPrefetch<G> stream[G];
+    for (int g = 0; g < G; ++g) {
+        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
+    }
+    __m512 acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o[G];
+        for (int g = 0; g < G; ++g) o[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * 256);
+        const std::int32_t* bias = abias + sb * 16;
+        __m512i isum_a[G], isum_b[G];
+        for (int g = 0; g < G; ++g) isum_a[g] = isum_b[g] = _mm512_setzero_si512();
+        for (int h = 0; h < 2; ++h) {
+            for (int m = 0; m < 2; ++m) {
+                const int j0 = 8 * h + m;  // sub-blocks j0, j0 + 2, j0 + 4, j0 + 6
+                __m512i s[G][4];
+                for (int g = 0; g < G; ++g) {
+                    stream[g].template ahead<896>(o[g] + 896 * (2 * h + m));
+                    for (int i = 0; i < 4; ++i) s[g][i] = _mm512_set1_epi32(bias[j0 + 2 * i]);
+                }
+                for (int c = 0; c < 4; ++c) {
+                    __m512i xs[4];
+                    for (int i = 0; i < 4; ++i) xs[i] = bcast4(at + 16 * (j0 + 2 * i) + 4 * c);
+                    for (int g = 0; g < G; ++g) {
+                        const __m512i ql0 = in_register(_mm512_loadu_si512(o[g] + 64 * (16 * h + 4 * m + c)));
+                        const __m512i ql2 = in_register(_mm512_loadu_si512(o[g] + 64 * (16 * h + 4 * (m + 2) + c)));
+                        const __m512i qh = in_register(_mm512_loadu_si512(o[g] + 64 * (32 + 8 * h + 4 * m + c)));
+                        __m512i w[4];  // nibble | (qh bits 2i .. 2i + 1 at bits 4..5)
+                        if constexpr (kGfni) {  // 9 ops, not 13
+                            const __m512i nib_hi = bits_to(4, 0, 4);  // high nibble to bits 0..3
+                            w[0] = select_bits(ql0, _mm512_gf2p8affine_epi64_epi8(qh, bits_to(0, 4, 2), 0), low);
+                            w[1] = select_bits(ql2, _mm512_gf2p8affine_epi64_epi8(qh, bits_to(2, 4, 2), 0), low);
+                            w[2] = _mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(ql0, nib_hi, 0), qh, high2, 0xF8);
+                            w[3] = _mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(ql2, nib_hi, 0), _mm512_srli_epi16(qh, 2),
+                                                             high2, 0xF8);
+                        } else {
+                            w[0] = _mm512_ternarylogic_epi32(_mm512_and_si512(ql0, low), _mm512_slli_epi16(qh, 4), high2, 0xF8);
+                            w[1] = _mm512_ternarylogic_epi32(_mm512_and_si512(ql2, low), _mm512_slli_epi16(qh, 2), high2, 0xF8);
+                            w[2] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql0, 4), low), qh, high2, 0xF8);
+                            w[3] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql2, 4), low),
+                                                             _mm512_srli_epi16(qh, 2), high2, 0xF8);
+                        }
+                        for (int i = 0; i < 4; ++i) s[g][i] = _mm512_dpbusd_epi32(s[g][i], w[i], xs[i]);
+                    }
+                }
+                for (int g = 0; g < G; ++g) {
+                    for (int i = 0; i < 4; ++i) {
+                        const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o[g] + 3072 + 16 * (j0 + 2 * i))));
+                        __m512i& isum = i % 2 ? isum_b[g] : isum_a[g];
+                        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(s[g][i], sc));
+                    }
+                }
+            }
+        }
+        const __m512 da = _mm512_set1_ps(ad[sb]);
+        for (int g = 0; g < G; ++g) {
+            const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o[g] + 3072 + 256)));
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum_a[g], isum_b[g])), _mm512_mul_ps(dv, da), acc[g]);
+        }
+    }
+    for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * kPackRows, acc[g]);
+    _mm512_mask_storeu_ps(y + (G - 1) * kPackRows, mask_last, acc[G - 1]);
+}
+
+template <bool kGfni>
+void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+              std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
+              std::int64_t n_tok, float* y, std::int64_t ldy) {
+    if (n_tok == 1) {
+        one_token_pairs(n_groups, n_valid_rows, [&]<int G>(std::int64_t g, __mmask16 mask_last, int n_next) {
+            one_token_q6k<G, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, abias,
+                             y + g * kPackRows, mask_last, n_next);
+        });
+        return;
+    }
+    packed_tiles<4, 256, 16>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, 32,
+                             []<int T>(auto... x) { group_tokens_q6k<T, kGfni>(x...); });
+}
+
+/// The K-quant GEMMs of one variant, in the shape EMBER_DEFINE_PACKED takes.
+template <bool kGfni>
+struct KQuants {
+    template <bool Q5, typename... Args>
+    static void q45k(Args... x) { gemm_q45k<Q5, kGfni>(x...); }
+    template <typename... Args>
+    static void q6k(Args... x) { gemm_q6k<kGfni>(x...); }
+};
+
+}  // namespace packed_avx512
+}  // namespace
+}  // namespace ember::kernels
