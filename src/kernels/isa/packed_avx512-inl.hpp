@@ -70,11 +70,13 @@ inline void group_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, const st
             for (int c = 0; c < 8; ++c) {
                 const __m512i x = _mm512_loadu_si512(q + 64 * c);
                 const __m512i nib = (j & 1) ? _mm512_srli_epi16(x, 4) : x;  // in bits 0..3
-                wv[c] = _mm512_and_si512(nib, low);
                 if constexpr (Q5 && kGfni) {
                     const __m512i h = _mm512_loadu_si512(qh + 64 * c);
                     wv[c] = select_bits(nib, _mm512_gf2p8affine_epi64_epi8(h, bits_to(j, 4, 1), 0), low);
-                } else if constexpr (Q5) {  // bit j of the qh line to bit 4
+                    continue;
+                }
+                wv[c] = _mm512_and_si512(nib, low);
+                if constexpr (Q5) {  // bit j of the qh line to bit 4
                     const __m512i h = _mm512_loadu_si512(qh + 64 * c);
                     const __m512i hb = j <= 4 ? _mm512_slli_epi16(h, 4 - j) : _mm512_srli_epi16(h, j - 4);
                     wv[c] = _mm512_ternarylogic_epi32(wv[c], hb, bit4, 0xF8);  // wv | (hb & 0x10)
@@ -169,17 +171,20 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
                 const __m512i xl = bcast4(x_lo), xh = bcast4(x_lo + 32);
                 for (int g = 0; g < G; ++g) {
                     const __m512i x = in_register(_mm512_loadu_si512(o[g] + k * 512 + 64 * c));
-                    // Q4_K keeps the high nibbles in place (16x their value): one op, not two.
-                    __m512i lo = _mm512_and_si512(x, low),
-                            hi = Q5 ? _mm512_and_si512(_mm512_srli_epi16(x, 4), low) : _mm512_andnot_si512(low, x);
+                    __m512i lo, hi;
                     if constexpr (Q5 && kGfni) {  // bit 2k (2k + 1) of the qh line to bit 4 of the nibble
                         const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
                         lo = select_bits(x, _mm512_gf2p8affine_epi64_epi8(h, bits_to(2 * k, 4, 1), 0), low);
                         hi = select_bits(_mm512_srli_epi16(x, 4), _mm512_gf2p8affine_epi64_epi8(h, bits_to(2 * k + 1, 4, 1), 0), low);
-                    } else if constexpr (Q5) {  // +16 where bit 2k (2k + 1) of the qh line is set
-                        const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
-                        lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))), lo, bit4);
-                        hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(2 << (2 * k)))), hi, bit4);
+                    } else {
+                        // Q4_K keeps the high nibbles in place (16x their value): one op, not two.
+                        lo = _mm512_and_si512(x, low);
+                        hi = Q5 ? _mm512_and_si512(_mm512_srli_epi16(x, 4), low) : _mm512_andnot_si512(low, x);
+                        if constexpr (Q5) {  // +16 where bit 2k (2k + 1) of the qh line is set
+                            const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
+                            lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))), lo, bit4);
+                            hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(h, _mm512_set1_epi8(static_cast<char>(2 << (2 * k)))), hi, bit4);
+                        }
                     }
                     if (c < 4) {
                         s_lo[g] = _mm512_dpbusd_epi32(s_lo[g], lo, xl);
