@@ -125,7 +125,7 @@ add_test(NAME perplexity_kl_divergence
 set_tests_properties(perplexity_kl_divergence PROPERTIES LABELS "tools;e2e"
                      SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 # ember-bench smoke test in each output format.
-foreach(format md csv json parallel)
+foreach(format md csv json parallel kv)
   add_test(NAME bench_smoke_${format}
            COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-bench> -DMODEL=${EMBER_TOOLS_STORIES}
                    -DFORMAT=${format} -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_bench.cmake)

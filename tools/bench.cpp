@@ -1,6 +1,7 @@
 // ember-bench: prompt processing (ppN) and generation (tgN) speed like llama-bench, each set
 // against the machine's own limits measured in the same run:
-//   - tg: weight bytes read per token / read bandwidth (streaming-read benchmark, same threads);
+//   - tg: weight bytes (and the KV cache's, which grow with -d) read per token / read bandwidth
+//         (streaming-read benchmark, same threads);
 //         single-sequence tg rows set each repetition against a read pass run just before it (a
 //         shared machine's bandwidth drifts within seconds) and report the median fraction
 //   - pp: 2 x matrix parameters per token / arithmetic peak (int8 vpdpbusd for quantized
@@ -38,6 +39,7 @@
 #include "ember/text.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/dispatch.hpp"
+#include "model/kv_type.hpp"
 #include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
 
@@ -54,6 +56,7 @@ struct Args {
     bool limits = true;
     bool load = true;
     bool mmap = true;  // --no-mmap: ModelOptions::use_mmap = false
+    ember::KvType kv_type = ember::KvType::f32;  // --kv-type
 };
 
 struct Peak {
@@ -81,7 +84,8 @@ constexpr ember::cli::IntRange kParallelRange{1, 1024};
 
 void usage() {
     std::printf("usage: ember-bench -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-d 0] [-t 2] [-r 5]\n"
-                "                   [--parallel 1,4,16] [-o md|csv|json] [--bw-mib 1024] [--no-limits] [--no-load] [--no-mmap] [--isa]\n"
+                "                   [--parallel 1,4,16] [-o md|csv|json] [--bw-mib 1024] [--no-limits] [--no-load] [--no-mmap]\n"
+                "                   [--kv-type f32|f16|q8_0] [--isa]\n"
                 "  -p N        prompt processing test: one prefill of N random tokens, %s (0: skip)\n"
                 "  -n N        generation test: N single-token decodes, %s (0: skip)\n"
                 "  -d N        run both tests after N tokens already in the context, %s\n"
@@ -91,6 +95,7 @@ void usage() {
                 "              steps decoding all N at once), aggregate t/s (llama-batched-bench)\n"
                 "  --no-load   skip the load row (load to first token: ms and peak RSS)\n"
                 "  --no-mmap   read the file into memory instead of mapping it (llama-bench's -mmp 0)\n"
+                "  --kv-type T KV cache type: f32 (default), f16, q8_0 (llama-bench's -ctk/-ctv)\n"
                 "  -t N        threads, %s (default 2)\n"
                 "  -r N        repetitions, %s\n"
                 "  --bw-mib N  buffer of the bandwidth measurement in MiB, %s (default 1024, or 4x the\n"
@@ -246,6 +251,7 @@ Result bench_load(const std::string& path, const Args& a, int context) {
         ember::SessionOptions so;
         so.threads = a.threads;
         so.context = context;
+        so.kv_type = a.kv_type;
         ember::Session session(model, so);
         const ember::Token first = model.bos() >= 0 ? model.bos() : 0;
         if (session.decode(first) != ember::Status::ok) throw ember::Error(path + ": the first token failed");
@@ -317,9 +323,22 @@ std::vector<Result> bench_model(const std::string& path, const Args& a,
         matrix_params += w->n_rows() * w->n_cols();
     }
     const int context = a.depth + std::max({a.n_prompt, a.n_gen, 1});
+    // A decode step also reads every cached key and value (a sliding-window layer the last
+    // n_swa): the tg test's mean over its steps, which see depth + 1 .. depth + n_gen positions.
+    std::int64_t kv_bytes_per_token = 0;
+    {
+        const auto& c = ember::detail::ModelAccess::impl(model)->config;
+        const std::int64_t row = static_cast<std::int64_t>(ember::model::kv_row_bytes(a.kv_type, c.n_embd_kv(), c.head_dim));
+        for (std::int64_t il = 0; il < c.n_layer; ++il) {
+            std::int64_t sum = 0;
+            for (std::int64_t p = a.depth + 1; p <= a.depth + a.n_gen; ++p) sum += c.is_local(il) && c.n_swa > 0 ? std::min(p, c.n_swa) : p;
+            kv_bytes_per_token += a.n_gen > 0 ? 2 * row * sum / a.n_gen : 0;
+        }
+    }
     ember::SessionOptions so;
     so.threads = a.threads;
     so.context = context;
+    so.kv_type = a.kv_type;
     so.batch = std::max({a.n_prompt, std::min(a.depth, 512), 1});
     ember::Session session(model, so);
     after_load(info.file_type);
@@ -358,7 +377,7 @@ std::vector<Result> bench_model(const std::string& path, const Args& a,
         const auto token = [&] { return pick(rng); };
         for (int n : a.parallel) {
             const ember::bench::ParallelTimes t =
-                ember::bench::run_parallel(model, n, a.n_prompt, a.n_gen, a.threads, a.reps, token);
+                ember::bench::run_parallel(model, n, a.n_prompt, a.n_gen, a.threads, a.reps, a.kv_type, token);
             const std::string xn = " x" + std::to_string(n);
             const auto row = [&](const std::vector<double>& secs, int per_seq, const std::string& test) {
                 Result res = base;
@@ -434,11 +453,12 @@ std::vector<Result> bench_model(const std::string& path, const Args& a,
             const auto t0 = Clock::now();
             run_gen(a.n_gen);
             tps.push_back(a.n_gen / seconds(t0));
-            if (!rep_bw.empty()) fractions.push_back(tps.back() * static_cast<double>(matrix_bytes) / rep_bw.back());
+            if (!rep_bw.empty()) fractions.push_back(tps.back() * static_cast<double>(matrix_bytes + kv_bytes_per_token) / rep_bw.back());
         }
         Result res = base;
         res.test = "tg" + std::to_string(a.n_gen) + at_depth;
         res.n_tokens = a.n_gen;
+        res.bytes_per_token = matrix_bytes + kv_bytes_per_token;
         mean_sd(tps, res.mean, res.sd);
         res.limit_kind = "bandwidth";
         if (!fractions.empty()) {
@@ -473,6 +493,7 @@ int run(int argc, char** argv) {
         else if (args.is("--no-limits")) a.limits = false;
         else if (args.is("--no-load")) a.load = false;
         else if (args.is("--no-mmap")) a.mmap = false;
+        else if (args.is("--kv-type")) a.kv_type = args.kv_type_value();
         else if (args.is("-m")) a.models.push_back(args.value());
         else if (args.is("-p")) a.n_prompt = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));
         else if (args.is("-n")) a.n_gen = static_cast<int>(args.int_value(ember::cli::kTokenCountRange));

@@ -3,6 +3,8 @@
 # after 8 tokens of context, named "pp16 @ d8" as llama-bench does); the tg row names the
 # bandwidth it was set against (read passes run before its repetitions).
 # FORMAT=parallel: --parallel 1,3 (md): rows "pp16 x1", "tg8 x1", "pp16 x3", "tg8 x3", and bad lists.
+# FORMAT=kv: --kv-type: tg at depth counts the cache's bytes (F32 twice F16's), q8_0 is refused
+# for stories260K's head dimension of 8, an unknown type is a usage error.
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/shared_data.cmake)
 ember_resolve_shared(MODEL)
 set(num "[0-9]+(\\.[0-9]+)?")
@@ -27,6 +29,38 @@ if(FORMAT STREQUAL "parallel")
       message(FATAL_ERROR "--parallel ${bad}: expected a usage error (2) naming the flag, got ${rc}: ${e}")
     endif()
   endforeach()
+  return()
+endif()
+if(FORMAT STREQUAL "kv")
+  # pp's bytes per token are the weights'; tg8 @ d24 adds the 25..32 cached positions of every
+  # layer's keys and values its steps read: F32's share exactly twice F16's.
+  set(extra)
+  foreach(type f32 f16)
+    execute_process(COMMAND "${TOOL}" -m "${MODEL}" -p 4 -n 8 -d 24 -r 1 -t 1 --bw-mib 64 --no-load --kv-type ${type} -o json
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "ember-bench --kv-type ${type} failed (${rc}): ${err}")
+    endif()
+    string(JSON weights GET "${out}" results 0 bytes_per_token)
+    string(JSON tg GET "${out}" results 1 bytes_per_token)
+    math(EXPR kv "${tg} - ${weights}")
+    list(APPEND extra ${kv})
+  endforeach()
+  list(GET extra 0 kv_f32)
+  list(GET extra 1 kv_f16)
+  math(EXPR twice "2 * ${kv_f16}")
+  if(NOT kv_f16 GREATER 0 OR NOT kv_f32 EQUAL twice)
+    message(FATAL_ERROR "--kv-type: tg reads ${kv_f32} cache bytes a token with F32, ${kv_f16} with F16")
+  endif()
+  execute_process(COMMAND "${TOOL}" -m "${MODEL}" -p 0 -n 8 -r 1 --no-limits --no-load --kv-type q8_0
+                  OUTPUT_VARIABLE o ERROR_VARIABLE e RESULT_VARIABLE rc)
+  if(rc EQUAL 0 OR NOT e MATCHES "head dimension")
+    message(FATAL_ERROR "--kv-type q8_0 with head dimension 8: expected an error naming it, got ${rc}: ${e}")
+  endif()
+  execute_process(COMMAND "${TOOL}" -m "${MODEL}" --kv-type f8 OUTPUT_VARIABLE o ERROR_VARIABLE e RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 2 OR NOT e MATCHES "--kv-type")
+    message(FATAL_ERROR "--kv-type f8: expected a usage error (2) naming the flag, got ${rc}: ${e}")
+  endif()
   return()
 endif()
 set(depth_args)

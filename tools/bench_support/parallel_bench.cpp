@@ -27,7 +27,7 @@ double since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 ParallelTimes run_parallel(const Model& model, int n_seq, int n_prompt, int n_gen, int threads, int reps,
-                           const std::function<Token()>& token) {
+                           KvType kv_type, const std::function<Token()>& token) {
     const auto& impl = *detail::ModelAccess::impl(model);
     const auto& c = impl.config;
     const std::int64_t n_ctx = std::int64_t{n_prompt} + n_gen + 1;
@@ -37,6 +37,7 @@ ParallelTimes run_parallel(const Model& model, int n_seq, int n_prompt, int n_ge
     model::KvPoolOptions po;
     po.block = kBlock;
     po.pages = pages;
+    po.type = kv_type;
     const std::uint64_t pool_bytes =
         2 * model::kv_row_bytes(po.type, c.n_embd_kv(), c.head_dim) * static_cast<std::uint64_t>(pages * kBlock);
     const std::int64_t scratch_bytes =
