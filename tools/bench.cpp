@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "api/model_impl.hpp"
 #include "bench_support/membench.hpp"
 #include "bench_support/parallel_bench.hpp"
@@ -290,21 +292,21 @@ double median(std::vector<double> v) {
     return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Weights read in place (F16, BF16, F32, ...) decode ~1.5x slower from a file cached in 4 KiB
-// folios, as it was written, than from one read cold (docs/memory.md): say so when most of what
-// the tests touched of the mapping is in small pages.
+// Weights read in place (F16, BF16, F32, ...) decode ~1.5x slower from a file cached in base-page
+// folios (4 KiB on x86-64), as it was written, than from one read cold (docs/memory.md): say so
+// when most of what the tests touched of the mapping is not mapped by huge pages.
 void warn_small_pages(const std::string& path) {
     const auto pages = ember::tools::mapped_file_pages(path);
     constexpr std::uint64_t kMiB = 1 << 20, kWorthSaying = 64 * kMiB;
     if (!pages || pages->resident_bytes < kWorthSaying || pages->huge_bytes * 2 >= pages->resident_bytes) return;
     std::fprintf(stderr,
-                 "ember-bench: %s: %llu of the %llu MiB read through the mapping are in 4 KiB pages (the "
-                 "page cache holds the file as it was written or copied); weights read in place decode "
-                 "faster once it is read cold: "
+                 "ember-bench: %s: %llu of the %llu MiB read through the mapping are in %ld KiB pages, not "
+                 "huge-page mappings (the page cache holds the file as it was written or copied); weights "
+                 "read in place decode faster once it is read cold: "
                  "dd if=FILE iflag=nocache count=0 (docs/memory.md)\n",
                  ember::printable(path).c_str(),
                  static_cast<unsigned long long>((pages->resident_bytes - pages->huge_bytes) / kMiB),
-                 static_cast<unsigned long long>(pages->resident_bytes / kMiB));
+                 static_cast<unsigned long long>(pages->resident_bytes / kMiB), ::sysconf(_SC_PAGESIZE) / 1024);
 }
 
 // Loads the model and creates its session (where bad files and sizes fail, before any output),
