@@ -18,8 +18,9 @@ struct ParallelTimes {
 };
 
 /// Runs `reps` repetitions for n_seq sequences (each n_prompt then n_gen tokens; either may be
-/// 0; keys and values stored as kv_type) on `threads` threads, after one warm-up; `token()` gives the random input tokens. Throws
-/// ember::Error when the KV pool or the scratch would not fit in memory.
+/// 0; keys and values stored as kv_type) on `threads` threads, after one warm-up; `token()`
+/// gives the random input tokens. Throws ember::Error when the KV pool or the scratch would not
+/// fit in memory.
 ParallelTimes run_parallel(const Model& model, int n_seq, int n_prompt, int n_gen, int threads, int reps,
                            KvType kv_type, const std::function<Token()>& token);
 
