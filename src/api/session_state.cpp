@@ -138,14 +138,17 @@ std::vector<std::uint8_t> Session::save_state(const Sampler* sampler, std::strin
     }
     // Rows as F32 whatever the cache stores (F16 and Q8_0 rows come back exactly when restored
     // into a cache of the same type), keys of the held positions, then values.
-    const KvType type = s.cache.pool().type();
     std::vector<float> row(static_cast<std::size_t>(c.n_embd_kv()));
     for (std::int64_t il = 0; il < c.n_layer; ++il) {
         const auto& h = held[static_cast<std::size_t>(il)];
         for (const bool keys : {true, false}) {
             const auto put = [&](std::int64_t first, std::int64_t end) {
                 for (std::int64_t p = first; p < end; ++p) {
-                    model::kv_load_row(type, keys ? s.cache.k(il, p) : s.cache.v(il, p), row.data(), c.n_embd_kv());
+                    if (keys) {
+                        s.cache.load_keys(il, p, row.data());
+                    } else {
+                        s.cache.load_values(il, p, row.data());
+                    }
                     w.bytes(row.data(), row_bytes);
                 }
             };
@@ -268,8 +271,7 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
     s.cache.clear();
     const bool room = s.cache.prepare_restore(static_cast<std::int64_t>(n_past));
     EMBER_ASSERT(room);  // a session's own pool holds its context
-    const KvType type = s.cache.pool().type();
-    std::vector<float> row(static_cast<std::size_t>(c.n_embd_kv()));
+    std::vector<float> row(static_cast<std::size_t>(c.n_embd_kv())), values(row.size());
     for (std::int64_t il = 0; il < c.n_layer; ++il) {
         // Keys of the held positions, then values; rows this cache does not keep are skipped.
         const auto& h = held[static_cast<std::size_t>(il)];
@@ -280,9 +282,8 @@ void Session::restore_from(std::span<const std::uint8_t> bytes, Sampler* sampler
                 if (!s.cache.holds(il, p)) continue;
                 const std::uint8_t* src = kv_bytes + static_cast<std::size_t>(at) * row_bytes;
                 std::memcpy(row.data(), src, row_bytes);
-                model::kv_store_row(type, row.data(), s.cache.k(il, p), c.n_embd_kv());
-                std::memcpy(row.data(), src + static_cast<std::size_t>(n_rows) * row_bytes, row_bytes);
-                model::kv_store_row(type, row.data(), s.cache.v(il, p), c.n_embd_kv());
+                std::memcpy(values.data(), src + static_cast<std::size_t>(n_rows) * row_bytes, row_bytes);
+                s.cache.store(il, p, row.data(), values.data());
             }
         };
         copy_range(0, h.prefix_end);

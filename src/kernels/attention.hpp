@@ -1,22 +1,25 @@
 // Attention of a block of batch rows against one sequence's cached keys/values, for the query
 // heads that share one key/value head (grouped-query attention). The cache is paged: the
-// positions come as runs of consecutive rows (one run per page, model/kv_cache.hpp), stored as
-// F32, F16 or Q8_0 and read in place. Per ISA and KvType through FloatKernels::attend_f32 /
-// _f16 / _q8_0.
+// positions come as runs of consecutive positions (one run per page, model/kv_cache.hpp), stored
+// as F32, F16 or Q8_0 and read in place: a run's keys in its page's key grid of this head
+// ([dim][position], model/kv_type.hpp), its values as rows. Per ISA and KvType through
+// FloatKernels::attend_f32 / _f16 / _q8_0.
 //
 // A block holds n_rows rows of one sequence (a prefill chunk; a decode step is a block of one
 // row); row r reads the n_pos[r] keys from key start[r] of the runs (start: a sliding window's
 // first position past the block's; null: every row starts at key 0). Each key tile is loaded
 // once for every query of the block. Per query (row r, head j), t over the row's keys:
 //
-//   s[t] = scale * dot(q_rj, K[t])  (t < n_pos[r], the runs' rows in order);
+//   s[t] = scale * dot(q_rj, K[t])  (t < n_pos[r], the runs' positions in order);
 //   softcap > 0 (gemma2): s[t] = tanh(s[t] * (1 / softcap)) * softcap, as llama.cpp;
 //   p = softmax(s);  out_rj = sum_t p[t] * V[t]  (summed in key order)
 //
-// q_rj = q + r * stride + j * hd, out_rj = out + r * stride + j * hd. K[t] / V[t]: hd values
-// of one head, rows row_bytes apart within a run; Q8_0 rows are hd / 32 blocks (value = d * q).
-// Softmax: max-shifted exp, sum in float, out scaled by 1/sum. Every query's result depends
-// only on its own row: never on the block it was computed in (batch invariance).
+// q_rj = q + r * stride + j * hd, out_rj = out + r * stride + j * hd. K[t] / V[t]: hd values of
+// one head; V rows row_bytes apart within a run, Q8_0 rows hd / 32 blocks (value = d * q). The
+// dot is one chain of FMAs over the dims in order from 0 (the key grid puts 16 positions in a
+// vector, so no sum across lanes): the same bits on every ISA and in the scalar twin. Softmax:
+// max-shifted exp, sum in float, out scaled by 1/sum. Every query's result depends only on its
+// own row: never on the block it was computed in (batch invariance).
 #pragma once
 
 #include <cstddef>
@@ -24,11 +27,14 @@
 
 namespace ember::kernels {
 
-/// n consecutive rows of one head: K[t] = k + t * row_bytes, V[t] = v + t * row_bytes.
+/// n consecutive positions of one head: K[t] is position k_first + t of the key grid at k (of
+/// k_block positions, model/kv_type.hpp), V[t] = v + t * row_bytes.
 struct KvRun {
     const std::uint8_t* k;
     const std::uint8_t* v;
     std::int64_t n;
+    std::int64_t k_first;
+    std::int64_t k_block;
 };
 
 /// The queries of one block: n_rows rows of n_q heads (see above).

@@ -32,9 +32,13 @@ void shift_context(KvCache& cache, const ModelConfig& config, std::span<const fl
         const float* cs = config.is_local(il) ? cs_local : cs_global;
         for (std::int64_t p = n_keep; p < n_keep + n_move; ++p) {
             if (!cache.holds(il, p)) continue;  // dropped by a sliding layer
-            kv_load_row(type, cache.k(il, p), row, n_kv);
+            cache.load_keys(il, p, row);
             rope_apply(row, config.n_head_kv, config.head_dim, n_rot, config.rope.style, cs);
-            kv_store_row(type, row, cache.k(il, p), n_kv);
+            for (std::int64_t h = 0; h < config.n_head_kv; ++h) {  // the keys alone (values as they are)
+                const std::int32_t page = cache.page_of(il, p / cache.block());
+                kv_store_key(type, row + h * config.head_dim, cache.pool().k_grid(page, h), cache.block(), p % cache.block(),
+                             config.head_dim);
+            }
         }
     }
 }

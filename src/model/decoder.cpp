@@ -245,8 +245,7 @@ void Decoder::attention_block(const LayerWeights& l, std::int64_t il, std::span<
             for (std::int64_t j = 0; j < n_q; ++j) q[j] *= c_.attn_scale;
         }
         KvCache& cache = *caches[sz(r.seq)];
-        kv_store_row(cache.pool().type(), &s.k_[sz(i * n_kv)], cache.k(il, r.pos), n_kv);
-        kv_store_row(cache.pool().type(), &s.v_[sz(i * n_kv)], cache.v(il, r.pos), n_kv);
+        cache.store(il, r.pos, &s.k_[sz(i * n_kv)], &s.v_[sz(i * n_kv)]);
     }
     attend(rows, caches, il, s, n_threads);  // writes xn_ [n][n_q]
     kernels::matmul(l.wo, s.xn_.data(), n, s.q_.data(), n_embd, s.matmul_,  // q_ reused
@@ -306,10 +305,9 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
             const std::int64_t first = s.block_keys_[sz(2 * b)], last = s.block_keys_[sz(2 * b + 1)];
             const KvCache& cache = *caches[sz(rows[sz(i0)].seq)];
             const KvPool& pool = cache.pool();
-            const std::size_t head_bytes = pool.row_bytes() / sz(c_.n_head_kv);
             std::int64_t n_runs = 0;
-            cache.for_each_run(layer, first, last, [&](const std::uint8_t* k, const std::uint8_t* v, std::int64_t rows_n) {
-                runs[n_runs++] = {k + kvh * head_bytes, v + kvh * head_bytes, rows_n};
+            cache.for_each_run(layer, first, last, [&](std::int32_t page, std::int64_t row, std::int64_t rows_n) {
+                runs[n_runs++] = {pool.k_grid(page, kvh), pool.v(page, row) + kvh * pool.head_bytes(), rows_n, row, pool.block()};
             });
             EMBER_ASSERT(n_runs <= s.max_runs_);
             const std::int64_t h0 = kvh * group;

@@ -156,9 +156,7 @@ void KvCache::own_block(std::int64_t layer, std::int64_t b) noexcept {
     const std::int32_t fresh = pool_->take();
     EMBER_ASSERT(fresh >= 0);  // counted by the caller
     if (p >= 0) {  // shared: copy the rows before writing (copy-on-write)
-        const std::size_t bytes = pool_->row_bytes() * static_cast<std::size_t>(block_);
-        std::memcpy(pool_->k(fresh, 0), pool_->k(p, 0), bytes);
-        std::memcpy(pool_->v(fresh, 0), pool_->v(p, 0), bytes);
+        pool_->copy_page(p, fresh);
         pool_->unref(p);
         pool_->count_copy();
     }
@@ -217,8 +215,13 @@ bool KvCache::move_down(std::int64_t from, std::int64_t to, std::int64_t n) {
         const std::int64_t lo = lo_of(l);
         for (std::int64_t b = lo / block_; b * block_ < end; ++b) own_block(l, b);
         // Ascending: a row is read (at q + d) before any later write could reach it.
+        const KvType type = pool_->type();
+        const std::int64_t hd = pool_->config().head_dim;
         for (std::int64_t q = lo; q < end; ++q) {
-            std::memcpy(k(l, q), k(l, q + d), pool_->row_bytes());
+            for (std::int64_t h = 0; h < pool_->config().n_head_kv; ++h) {
+                kv_copy_key(type, pool_->k_grid(page(l, q + d), h), (q + d) % block_, pool_->k_grid(page(l, q), h),
+                            q % block_, block_, hd);
+            }
             std::memcpy(v(l, q), v(l, q + d), pool_->row_bytes());
         }
         const std::int64_t end_block = (end + block_ - 1) / block_;
@@ -229,6 +232,26 @@ bool KvCache::move_down(std::int64_t from, std::int64_t to, std::int64_t n) {
     sliding_from_ = w > 0 && end - w + 1 > to ? end - w + 1 : 0;
     size_ = end;
     return true;
+}
+
+void KvCache::store(std::int64_t layer, std::int64_t pos, const float* keys, const float* values) noexcept {
+    const ModelConfig& c = pool_->config();
+    const std::int32_t pg = page(layer, pos);
+    for (std::int64_t h = 0; h < c.n_head_kv; ++h) {
+        kv_store_key(pool_->type(), keys + h * c.head_dim, pool_->k_grid(pg, h), block_, pos % block_, c.head_dim);
+    }
+    kv_store_row(pool_->type(), values, pool_->v(pg, pos % block_), c.n_embd_kv());
+}
+
+void KvCache::load_keys(std::int64_t layer, std::int64_t pos, float* keys) const noexcept {
+    const ModelConfig& c = pool_->config();
+    for (std::int64_t h = 0; h < c.n_head_kv; ++h) {
+        kv_load_key(pool_->type(), pool_->k_grid(page(layer, pos), h), block_, pos % block_, c.head_dim, keys + h * c.head_dim);
+    }
+}
+
+void KvCache::load_values(std::int64_t layer, std::int64_t pos, float* values) const noexcept {
+    kv_load_row(pool_->type(), v(layer, pos), values, pool_->config().n_embd_kv());
 }
 
 KvCache KvCache::fork() const {
@@ -258,8 +281,7 @@ bool KvCache::copy_to(KvCache& dst) const {
             if (p < 0) continue;
             const std::int32_t fresh = dst.pool_->take();
             EMBER_ASSERT(fresh >= 0);
-            std::memcpy(dst.pool_->k(fresh, 0), pool_->k(p, 0), pool_->row_bytes() * static_cast<std::size_t>(block_));
-            std::memcpy(dst.pool_->v(fresh, 0), pool_->v(p, 0), pool_->row_bytes() * static_cast<std::size_t>(block_));
+            dst.pool_->copy_page_from(*pool_, p, fresh);
             dst.pages_[l][b] = fresh;
         }
     }

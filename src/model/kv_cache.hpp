@@ -70,21 +70,25 @@ public:
 
     /// Whether `layer` holds position `pos` (pos < size()).
     bool holds(std::int64_t layer, std::int64_t pos) const noexcept;
-    /// Key / value row of a held position (KvPool::row_bytes() bytes in the pool's KvType).
-    std::uint8_t* k(std::int64_t layer, std::int64_t pos) noexcept { return pool_->k(page(layer, pos), pos % block_); }
+    /// Stores the keys and values of a held position (n_embd_kv floats each, heads in order),
+    /// rounded to the pool's KvType.
+    void store(std::int64_t layer, std::int64_t pos, const float* keys, const float* values) noexcept;
+    /// Reads a held position's keys / values back as n_embd_kv floats.
+    void load_keys(std::int64_t layer, std::int64_t pos, float* keys) const noexcept;
+    void load_values(std::int64_t layer, std::int64_t pos, float* values) const noexcept;
+    /// Value row of a held position (KvPool::row_bytes() bytes in the pool's KvType).
     std::uint8_t* v(std::int64_t layer, std::int64_t pos) noexcept { return pool_->v(page(layer, pos), pos % block_); }
-    const std::uint8_t* k(std::int64_t layer, std::int64_t pos) const noexcept { return pool_->k(page(layer, pos), pos % block_); }
     const std::uint8_t* v(std::int64_t layer, std::int64_t pos) const noexcept { return pool_->v(page(layer, pos), pos % block_); }
     /// The page of `layer` holding block `b` (-1: none).
     std::int32_t page_of(std::int64_t layer, std::int64_t b) const noexcept;
 
-    /// Calls fn(k_rows, v_rows, n) for the runs of consecutive rows holding positions
-    /// [first, last] of `layer` (all held), in order; rows are row_bytes() apart within a run.
+    /// Calls fn(page, row, n) for the runs of consecutive positions [first, last] of `layer` (all
+    /// held), in order: rows [row, row + n) of `page` (KvPool::k_grid, KvPool::v).
     template <class Fn>
     void for_each_run(std::int64_t layer, std::int64_t first, std::int64_t last, Fn&& fn) const {
         for (std::int64_t p = first; p <= last;) {
             const std::int64_t end = std::min(last + 1, (p / block_ + 1) * block_);
-            fn(k(layer, p), v(layer, p), end - p);
+            fn(page(layer, p), p % block_, end - p);
             p = end;
         }
     }

@@ -19,6 +19,7 @@ KvPool::KvPool(const ModelConfig& config, KvPoolOptions o)
         fail("KV cache of " + std::to_string(n_pages_) + " pages (must be 1..2^30)");
     }
     row_bytes_ = kv_row_bytes(type_, config.n_embd_kv(), config.head_dim);  // throws for unfit types
+    head_bytes_ = kv_row_bytes(type_, config.head_dim, config.head_dim);
     const std::size_t bytes = row_bytes_ * static_cast<std::size_t>(block_) * static_cast<std::size_t>(n_pages_);
     // In huge pages (touched as positions fill): a decode step reads every cached row of every
     // layer, and in 4 KiB pages each few keys of a head cost a TLB miss.
@@ -32,6 +33,15 @@ KvPool::KvPool(const ModelConfig& config, KvPoolOptions o)
 }
 
 KvPool::~KvPool() = default;
+
+void KvPool::copy_page(std::int32_t from, std::int32_t to) noexcept { copy_page_from(*this, from, to); }
+
+void KvPool::copy_page_from(const KvPool& src, std::int32_t from, std::int32_t to) noexcept {
+    EMBER_ASSERT(src.row_bytes_ == row_bytes_ && src.block_ == block_ && src.type_ == type_);
+    const std::size_t bytes = row_bytes_ * static_cast<std::size_t>(block_);
+    std::memcpy(k_.get() + offset(to, 0), src.k_.get() + src.offset(from, 0), bytes);
+    std::memcpy(v_.get() + offset(to, 0), src.v_.get() + src.offset(from, 0), bytes);
+}
 
 std::int32_t KvPool::take() {
     while (free_.empty()) {

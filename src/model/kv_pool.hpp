@@ -1,8 +1,9 @@
 // The paged key/value store: one pool of fixed-size pages shared by every sequence of a Session
 // or an Engine, and a prefix cache over it.
 //
-// A page holds the keys and values of `block` consecutive positions of ONE layer (rows of
-// n_embd_kv values in the pool's KvType). A sequence (model/kv_cache.hpp) has, per layer, a table
+// A page holds the keys and values of `block` consecutive positions of ONE layer in the pool's
+// KvType: values as rows of n_embd_kv, keys head by head as grids [dim][position]
+// (model/kv_type.hpp). A sequence (model/kv_cache.hpp) has, per layer, a table
 // of pages: position p of layer l is row p % block of page table[l][p / block]. Pages are taken
 // as sequences grow, counted by reference (a page may be shared by sequences with a common
 // prefix and by the prefix cache) and copied before a write when shared (copy-on-write).
@@ -54,6 +55,8 @@ public:
     KvType type() const noexcept { return type_; }
     /// Bytes of one row (one position of one layer, keys or values).
     std::size_t row_bytes() const noexcept { return row_bytes_; }
+    /// Bytes of one head's part of a row (row_bytes() / n_head_kv).
+    std::size_t head_bytes() const noexcept { return head_bytes_; }
     /// Bytes of the whole pool.
     std::size_t bytes() const noexcept { return 2 * row_bytes_ * static_cast<std::size_t>(block_ * n_pages_); }
 
@@ -73,10 +76,17 @@ public:
     /// Shared pages copied before a write (copy-on-write), counted by KvCache since construction.
     std::int64_t copies() const noexcept { return copies_; }
     void count_copy() noexcept { ++copies_; }
-    std::uint8_t* k(std::int32_t page, std::int64_t row) noexcept { return k_.get() + offset(page, row); }
+    /// A page's keys of head h: a grid of block() positions (model/kv_type.hpp); the page's
+    /// keys are its heads' grids in order (block() * row_bytes() bytes from k_grid(page, 0)).
+    std::uint8_t* k_grid(std::int32_t page, std::int64_t head) noexcept { return k_.get() + key_offset(page, head); }
+    const std::uint8_t* k_grid(std::int32_t page, std::int64_t head) const noexcept { return k_.get() + key_offset(page, head); }
+    /// The value row of a page's position `row`.
     std::uint8_t* v(std::int32_t page, std::int64_t row) noexcept { return v_.get() + offset(page, row); }
-    const std::uint8_t* k(std::int32_t page, std::int64_t row) const noexcept { return k_.get() + offset(page, row); }
     const std::uint8_t* v(std::int32_t page, std::int64_t row) const noexcept { return v_.get() + offset(page, row); }
+    /// Copies page `from`'s keys and values to page `to`.
+    void copy_page(std::int32_t from, std::int32_t to) noexcept;
+    /// Copies page `from` of `src` (a pool of the same model, KvType and block) to page `to` of this pool.
+    void copy_page_from(const KvPool& src, std::int32_t from, std::int32_t to) noexcept;
 
     // ---- prefix cache -----------------------------------------------------------------------------
     bool prefix_cache() const noexcept { return prefix_cache_; }
@@ -98,6 +108,9 @@ private:
         return (static_cast<std::size_t>(page) * static_cast<std::size_t>(block_) +
                 static_cast<std::size_t>(row)) * row_bytes_;
     }
+    std::size_t key_offset(std::int32_t page, std::int64_t head) const noexcept {
+        return offset(page, 0) + static_cast<std::size_t>(head) * static_cast<std::size_t>(block_) * head_bytes_;
+    }
     bool evict_one();
     bool only_cached(const Node& node) const noexcept;
     void drop_node(std::int32_t node);
@@ -106,7 +119,7 @@ private:
     KvPoolOptions options_;
     std::int64_t block_ = 16, n_pages_ = 0, n_layer_ = 0;
     KvType type_ = KvType::f32;
-    std::size_t row_bytes_ = 0;
+    std::size_t row_bytes_ = 0, head_bytes_ = 0;
     bool prefix_cache_ = false;
     std::shared_ptr<std::uint8_t> k_, v_;
     std::vector<std::int32_t> refs_;

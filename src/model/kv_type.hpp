@@ -1,6 +1,12 @@
 // How the KV cache stores one row (the keys or values of one position in one layer): F32, F16
 // or Q8_0 (blocks of 32 values with an fp16 scale; a block never straddles two heads, so the
 // head dimension must be a multiple of 32).
+//
+// Values are stored as rows. Keys are stored transposed, per page of `block` positions and per
+// head, as a grid [dim][position] (so that attention scores 16 positions with one vector of
+// multiply-adds, kernels/attention.hpp): F32 and F16 hold element (d, u) at d * block + u; Q8_0
+// holds the int8 quants the same way (hd * block bytes) followed by the fp16 block scales
+// [hd / 32][block]. A head's grid takes block * (its row bytes), as rows would.
 #pragma once
 
 #include <cstddef>
@@ -19,5 +25,16 @@ std::size_t kv_row_bytes(KvType type, std::int64_t n, std::int64_t head_dim);
 void kv_store_row(KvType type, const float* src, std::uint8_t* dst, std::int64_t n) noexcept;
 /// Reads a row back as n floats.
 void kv_load_row(KvType type, const std::uint8_t* src, float* dst, std::int64_t n) noexcept;
+
+/// Stores one head's hd keys as position u of a key grid of `block` positions (see above);
+/// the same rounding as kv_store_row.
+void kv_store_key(KvType type, const float* src, std::uint8_t* grid, std::int64_t block, std::int64_t u,
+                  std::int64_t hd) noexcept;
+/// Reads position u of a key grid back as hd floats.
+void kv_load_key(KvType type, const std::uint8_t* grid, std::int64_t block, std::int64_t u, std::int64_t hd,
+                 float* dst) noexcept;
+/// Copies position su of grid `src` to position du of grid `dst` (same type, block and hd), bytes as stored.
+void kv_copy_key(KvType type, const std::uint8_t* src, std::int64_t su, std::uint8_t* dst, std::int64_t du,
+                 std::int64_t block, std::int64_t hd) noexcept;
 
 }  // namespace ember::model

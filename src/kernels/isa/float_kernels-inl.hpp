@@ -302,40 +302,13 @@ inline FB<A> load_kv(const std::uint8_t* row, std::int64_t i, std::int64_t left)
     }
 }
 
-/// Lane u = the sum of rows[u]'s lanes (kLanes<A> rows). xsimd 8.1's haddp permutes the lanes
-/// of its AVX-512 result (2-3 with 4-5, 10-11 with 12-13), so that width has its own tree.
-template <class A>
-inline FB<A> sum_each(const FB<A>* rows) {
-#if defined(__AVX512F__)
-    if constexpr (kLanes<A> == 16) {
-        __m512 z[4];
-        for (int j = 0; j < 4; ++j) {  // z[j]: per 128-bit chunk, partial sums of rows 4j..4j+3
-            __m512 x[2];
-            for (int h = 0; h < 2; ++h) {  // x[h]: [r0 lanes 0+2, r1 0+2, r0 1+3, r1 1+3] per chunk
-                const __m512 a = rows[4 * j + 2 * h], b = rows[4 * j + 2 * h + 1];
-                x[h] = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-            }
-            const __m512d x0 = _mm512_castps_pd(x[0]), x1 = _mm512_castps_pd(x[1]);
-            z[j] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x0, x1)), _mm512_castpd_ps(_mm512_unpackhi_pd(x0, x1)));
-        }
-        const __m512 w0 = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(1, 0, 1, 0)),
-                                        _mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(3, 2, 3, 2)));
-        const __m512 w1 = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(1, 0, 1, 0)),
-                                        _mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(3, 2, 3, 2)));
-        return _mm512_add_ps(_mm512_shuffle_f32x4(w0, w1, _MM_SHUFFLE(2, 0, 2, 0)),
-                             _mm512_shuffle_f32x4(w0, w1, _MM_SHUFFLE(3, 1, 3, 1)));
-    }
-#endif
-    return xsimd::haddp(rows);
-}
-
-/// Walks the runs' keys in tiles of up to kLanes<A> keys: the K and V rows of the next tile.
-class KvTiles {
+/// Walks the runs' values in tiles of up to kLanes<A> positions: the V rows of the next tile.
+class ValueTiles {
 public:
-    KvTiles(const KvRun* runs, std::int64_t n_runs, std::size_t row_bytes) noexcept
+    ValueTiles(const KvRun* runs, std::int64_t n_runs, std::size_t row_bytes) noexcept
         : runs_(runs), n_runs_(n_runs), row_bytes_(row_bytes) {}
-    /// Fills k[u] / v[u] for the next min(max, keys left) keys; returns how many.
-    std::int64_t next(std::int64_t max, const std::uint8_t** k, const std::uint8_t** v) noexcept {
+    /// Fills v[u] for the next min(max, positions left) positions; returns how many.
+    std::int64_t next(std::int64_t max, const std::uint8_t** v) noexcept {
         std::int64_t n = 0;
         while (n < max && run_ < n_runs_) {
             if (u_ == runs_[run_].n) {
@@ -343,9 +316,7 @@ public:
                 u_ = 0;
                 continue;
             }
-            const std::size_t off = static_cast<std::size_t>(u_++) * row_bytes_;
-            k[n] = runs_[run_].k + off;
-            v[n++] = runs_[run_].v + off;
+            v[n++] = runs_[run_].v + static_cast<std::size_t>(u_++) * row_bytes_;
         }
         return n;
     }
@@ -370,56 +341,60 @@ inline void tile_rows(const std::uint8_t* const* rows, std::int64_t n, std::int6
     }
 }
 
-/// Chunk i of a head: C > 0 means hd = C * lanes (whole vectors); C = 0 any hd (tail zeroed).
-template <class A, int C>
-inline FB<A> head_chunk(const float* p, std::int64_t i, std::int64_t hd) {
-    if constexpr (C > 0) {
-        return FB<A>::load_unaligned(p + i);
+/// Dim d of keys [at, at + n) of a key grid of `block` positions (n <= lanes) as floats: F32
+/// loaded, F16 widened, Q8_0 quants widened times `scale` (their block's scales, widened by the
+/// caller once per 32 dims: value = d * q as the row's dequantization computes it).
+template <class A, int T>
+inline FB<A> key_dim(const std::uint8_t* grid, std::int64_t at, std::int64_t block, std::int64_t d, std::int64_t n,
+                     const FB<A>& scale) {
+    const std::int64_t i = d * block + at;
+    if constexpr (T == 0) {
+        return n == kLanes<A> ? FB<A>::load_unaligned(reinterpret_cast<const float*>(grid) + i)
+                              : load_part<A>(reinterpret_cast<const float*>(grid) + i, n);
+    } else if constexpr (T == 1) {
+        return widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(grid) + i, n);
     } else {
-        return load_part<A>(p + i, hd - i);
+        return widen_i8<A>(reinterpret_cast<const std::int8_t*>(grid) + i, n) * scale;
     }
 }
 
-/// Scores of NQ queries (heads of one row) against the tile's keys [lo, hi): lanes [lo, hi) of
-/// scale * dot(q_j, K[u]) stored at dst[j] + lo. Each dot is a chain of FMAs over the head's
-/// chunks in order then one transpose-reduce: the same bits for any C and NQ.
-template <class A, int C, int NQ>
-inline void score_tile(const float* const* q, const float* const* rows, std::int64_t lo, std::int64_t hi,
-                       std::int64_t hd, float scale, float* const* dst) {
+/// Scores of NQ queries (heads of one row: query j at q + j * hd) against keys [at, at + n) of
+/// a key grid (n <= lanes, lane u: key at + u): lanes [lo, hi) of scale * dot(q_j, K[u]) stored
+/// at dst + j * dst_stride + lo. Each dot is one chain of FMAs over the dims from 0 in its own
+/// lane: the same bits for any NQ, tile and ISA. Not inlined: a call per tile costs nothing
+/// beside its hd * NQ FMAs, and on its own GCC 12 keeps every accumulator in a register.
+template <class A, int T, int NQ>
+[[gnu::noinline]] void score_grid(const float* q, const std::uint8_t* grid, std::int64_t at, std::int64_t block,
+                                  std::int64_t n, std::int64_t lo, std::int64_t hi, std::int64_t hd, float scale,
+                                  float* dst, std::int64_t dst_stride) {
     constexpr std::int64_t L = kLanes<A>;
-    const std::int64_t n_chunks = C > 0 ? C : (hd + L - 1) / L;
-    FB<A> qv[NQ][C > 0 ? C : 1];  // the queries' chunks, held in registers
-    if constexpr (C > 0) {
-        for (int j = 0; j < NQ; ++j) {
-            for (int c = 0; c < C; ++c) qv[j][c] = FB<A>::load_unaligned(q[j] + c * L);
+    FB<A> acc[NQ];
+#pragma GCC unroll 8
+    for (int j = 0; j < NQ; ++j) acc[j] = FB<A>(0.0f);
+    // Dims [d0, d1) times scales `sc` (Q8_0: one block's).
+    const auto dims = [&](std::int64_t d0, std::int64_t d1, FB<A> sc) __attribute__((always_inline)) {
+        for (std::int64_t d = d0; d < d1; ++d) {
+            const FB<A> k = key_dim<A, T>(grid, at, block, d, n, sc);
+#pragma GCC unroll 8
+            for (int j = 0; j < NQ; ++j) acc[j] = xsimd::fma(FB<A>(q[j * hd + d]), k, acc[j]);
         }
+    };
+    if constexpr (T == 2) {
+        const auto* scales = reinterpret_cast<const std::uint16_t*>(grid + hd * block);
+        for (std::int64_t b = 0; b < hd / 32; ++b) dims(b * 32, b * 32 + 32, widen_fp16<A>(scales + b * block + at, n));
+    } else {
+        dims(0, hd, FB<A>(0.0f));
     }
-    FB<A> dots[NQ][L];
-    for (std::int64_t u = 0; u < L; ++u) {
-        FB<A> acc[NQ];
-        for (int j = 0; j < NQ; ++j) acc[j] = FB<A>(0.0f);
-        if (u >= lo && u < hi) {
-            for (std::int64_t c = 0; c < n_chunks; ++c) {
-                const FB<A> k = head_chunk<A, C>(rows[u], c * L, hd);
-                for (int j = 0; j < NQ; ++j) {
-                    if constexpr (C > 0) {
-                        acc[j] = xsimd::fma(qv[j][c], k, acc[j]);
-                    } else {
-                        acc[j] = xsimd::fma(load_part<A>(q[j] + c * L, hd - c * L), k, acc[j]);
-                    }
-                }
-            }
-        }
-        for (int j = 0; j < NQ; ++j) dots[j][u] = acc[j];
-    }
+#pragma GCC unroll 8
     for (int j = 0; j < NQ; ++j) {
-        const FB<A> s = sum_each<A>(dots[j]) * FB<A>(scale);
+        const FB<A> s = acc[j] * FB<A>(scale);
+        float* dj = dst + j * dst_stride;
         if (lo == 0) {
-            store_part<A>(dst[j], s, hi);
+            store_part<A>(dj, s, hi);
         } else {
             alignas(64) float buf[L];
             s.store_aligned(buf);
-            __builtin_memcpy(dst[j] + lo, buf + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+            __builtin_memcpy(dj + lo, buf + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
         }
     }
 }
@@ -457,9 +432,10 @@ inline void value_tile(const float* const* p, const float* const* rows, std::int
     }
 }
 
-/// attend_kv for heads of C whole vectors (C = 0: any hd). Queries go in groups of up to 4 of one
-/// row's heads where the group's accumulators fit the registers (each key or value chunk loaded
-/// once for the group); the arithmetic per query does not change.
+/// attend_kv for heads of C whole vectors (C = 0: any hd). Scores go in groups of up to 8 of
+/// one row's queries (one accumulator each), values in groups of up to 4 where their C
+/// accumulators each fit the registers (each key or value tile loaded once for the group); the
+/// arithmetic per query does not change.
 template <class A, int T, int C>
 inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
                             std::size_t row_bytes, float scale, float softcap, float* scratch) {
@@ -475,61 +451,73 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
     float* inv_sum = tile_buf + L * hd;
     const auto q_of = [&](std::int64_t qi) { return qs.q + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
     const auto out_of = [&](std::int64_t qi) { return qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
-    // Calls fn(first query, queries (1, 2 or 4 of one row), lo, hi) for the queries that read the
-    // tile at t0 of n keys, lanes [lo, hi) of it.
-    const auto for_queries = [&](std::int64_t t0, std::int64_t n, auto&& fn) {
+    // Calls fn(first query, queries (8, 4, 2 or 1 of one row, at most max_group), lo, hi) for the
+    // queries that read the tile at t0 of n keys, lanes [lo, hi) of it.
+    const auto for_queries = [&](std::int64_t t0, std::int64_t n, std::int64_t max_group, auto&& fn) {
         for (std::int64_t qi = 0; qi < n_queries;) {
             const std::int64_t r = qi / qs.n_q;
             const std::int64_t left = (r + 1) * qs.n_q - qi;  // this row's queries from qi on
-            const std::int64_t nq = left >= 4 && kGroup >= 4 ? 4 : left >= 2 && kGroup >= 2 ? 2 : 1;
+            std::int64_t nq = max_group;
+            while (nq > left) nq /= 2;
             const std::int64_t lo = start(r) > t0 ? start(r) - t0 : 0;
             const std::int64_t hi = start(r) + qs.n_pos[r] - t0 < n ? start(r) + qs.n_pos[r] - t0 : n;
             if (hi > lo) fn(qi, nq, lo, hi);
             qi += nq;
         }
     };
-    const std::uint8_t* k_rows[L];
+    // What is read kAhead tiles (key: pages) on is prefetched while a tile is computed: once a
+    // decode step has streamed the weights the cache is out of the caches.
+    constexpr int kAhead = 2;
+    constexpr std::size_t kElement = T == 0 ? 4 : T == 1 ? 2 : 1;
+    const auto prefetch_span = [](const std::uint8_t* from, const std::uint8_t* to) {
+        for (const std::uint8_t* p = from; p < to; p += 64) __builtin_prefetch(p);
+        __builtin_prefetch(to - 1);
+    };
+    const auto prefetch_keys = [&](const KvRun& r) {  // dims whose rows share lines: the grid's span
+        const auto at = [&](std::int64_t d, std::int64_t u) {
+            return r.k + static_cast<std::size_t>(d * r.k_block + r.k_first + u) * kElement;
+        };
+        if (static_cast<std::size_t>(r.k_block) * kElement <= 64) {
+            prefetch_span(at(0, 0), at(hd - 1, r.n));
+        } else {
+            for (std::int64_t d = 0; d < hd; ++d) prefetch_span(at(d, 0), at(d, r.n));
+        }
+        if constexpr (T == 2) {
+            const std::uint8_t* sc = r.k + hd * r.k_block;
+            prefetch_span(sc + 2 * r.k_first, sc + 2 * ((hd / 32 - 1) * r.k_block + r.k_first + r.n));
+        }
+    };
+    // Scores: each run's keys in tiles of up to L positions, read in place for every group of
+    // queries (decode: one group; a key dim is widened once for 8 queries' FMAs).
+    for (std::int64_t i = 1; i < kAhead && i < n_runs; ++i) prefetch_keys(runs[i]);
+    for (std::int64_t ri = 0, t0 = 0; ri < n_runs; ++ri) {
+        if (ri + kAhead < n_runs) prefetch_keys(runs[ri + kAhead]);
+        const KvRun& run = runs[ri];
+        for (std::int64_t u0 = 0; u0 < run.n; u0 += L) {
+            const std::int64_t n = run.n - u0 < L ? run.n - u0 : L, at = run.k_first + u0;
+            for_queries(t0, n, 8, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
+                const float* q = q_of(qi);  // a row's heads lie hd apart
+                float* dst = scratch + qi * n_keys + t0;
+                switch (nq) {
+                    case 8: return score_grid<A, T, 8>(q, run.k, at, run.k_block, n, lo, hi, hd, scale, dst, n_keys);
+                    case 4: return score_grid<A, T, 4>(q, run.k, at, run.k_block, n, lo, hi, hd, scale, dst, n_keys);
+                    case 2: return score_grid<A, T, 2>(q, run.k, at, run.k_block, n, lo, hi, hd, scale, dst, n_keys);
+                    default: return score_grid<A, T, 1>(q, run.k, at, run.k_block, n, lo, hi, hd, scale, dst, n_keys);
+                }
+            });
+            t0 += n;
+        }
+    }
     const std::uint8_t* v_rows[L];
     const float* rows[L];
-    // The rows kAhead tiles on are prefetched while a tile is computed: once a decode step has
-    // streamed the weights the cache is out of the caches, and one head's rows lie row_bytes
-    // apart (every head of a position shares a row), which left each key a miss.
-    constexpr int kAhead = 2;
     const std::size_t head_bytes = T == 0 ? static_cast<std::size_t>(hd) * 4
                                    : T == 1 ? static_cast<std::size_t>(hd) * 2
                                             : static_cast<std::size_t>(hd / 32) * 34;
-    const auto prefetch_tile = [&](KvTiles& ahead, bool values) {
-        const std::uint8_t* pk[L];
+    const auto prefetch_values = [&](ValueTiles& ahead) {  // one head's value rows lie row_bytes apart
         const std::uint8_t* pv[L];
-        const std::int64_t n = ahead.next(L, pk, pv);
-        for (std::int64_t u = 0; u < n; ++u) {
-            const std::uint8_t* row = values ? pv[u] : pk[u];
-            for (std::size_t off = 0; off < head_bytes; off += 64) __builtin_prefetch(row + off);
-            __builtin_prefetch(row + head_bytes - 1);
-        }
+        const std::int64_t n = ahead.next(L, pv);
+        for (std::int64_t u = 0; u < n; ++u) prefetch_span(pv[u], pv[u] + head_bytes);
     };
-    // Scores: each key tile once for every query.
-    KvTiles keys(runs, n_runs, row_bytes), keys_ahead(runs, n_runs, row_bytes);
-    for (int i = 0; i < kAhead; ++i) prefetch_tile(keys_ahead, false);
-    for (std::int64_t t0 = 0, n; (n = keys.next(L, k_rows, v_rows)) > 0; t0 += n) {
-        prefetch_tile(keys_ahead, false);
-        tile_rows<A, T>(k_rows, n, hd, tile_buf, rows);
-        for_queries(t0, n, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
-            const float* q[4];
-            float* dst[4];
-            for (std::int64_t j = 0; j < nq; ++j) {
-                q[j] = q_of(qi + j);
-                dst[j] = scratch + (qi + j) * n_keys + t0;
-            }
-            if (nq == 4) {
-                if constexpr (kGroup >= 4) score_tile<A, C, 4>(q, rows, lo, hi, hd, scale, dst);
-            } else if (nq == 2) {
-                if constexpr (kGroup >= 2) score_tile<A, C, 2>(q, rows, lo, hi, hd, scale, dst);
-            } else {
-                score_tile<A, C, 1>(q, rows, lo, hi, hd, scale, dst);
-            }
-        });
-    }
     // Softmax, then each output summed over its keys in order, one value tile at a time.
     const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
     for (std::int64_t qi = 0; qi < n_queries; ++qi) {
@@ -542,12 +530,12 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
         float* o = out_of(qi);
         for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
     }
-    KvTiles values(runs, n_runs, row_bytes), values_ahead(runs, n_runs, row_bytes);
-    for (int i = 0; i < kAhead; ++i) prefetch_tile(values_ahead, true);
-    for (std::int64_t t0 = 0, n; (n = values.next(L, k_rows, v_rows)) > 0; t0 += n) {
-        prefetch_tile(values_ahead, true);
+    ValueTiles values(runs, n_runs, row_bytes), values_ahead(runs, n_runs, row_bytes);
+    for (int i = 0; i < kAhead; ++i) prefetch_values(values_ahead);
+    for (std::int64_t t0 = 0, n; (n = values.next(L, v_rows)) > 0; t0 += n) {
+        prefetch_values(values_ahead);
         tile_rows<A, T>(v_rows, n, hd, tile_buf, rows);
-        for_queries(t0, n, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
+        for_queries(t0, n, kGroup, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
             const float* p[4];
             float* o[4];
             for (std::int64_t j = 0; j < nq; ++j) {

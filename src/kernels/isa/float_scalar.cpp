@@ -106,6 +106,21 @@ float kv_value(const std::uint8_t* row, std::int64_t i) {
     }
 }
 
+// Dim i of key u of a run (its key grid: [dim][position], Q8_0 scales after the quants).
+template <int T>
+float kv_key(const KvRun& run, std::int64_t u, std::int64_t i, std::int64_t hd) {
+    const std::int64_t at = i * run.k_block + run.k_first + u;
+    if constexpr (T == 0) {
+        return load_at<float>(run.k, at);
+    } else if constexpr (T == 1) {
+        return fp16_to_fp32(load_at<std::uint16_t>(run.k, at));
+    } else {
+        const auto q = static_cast<std::int8_t>(run.k[at]);
+        const float d = fp16_to_fp32(load_at<std::uint16_t>(run.k + hd * run.k_block, (i / 32) * run.k_block + run.k_first + u));
+        return static_cast<float>(q) * d;
+    }
+}
+
 /// One row's n_q heads against the n_pos keys from key `start`.
 template <int T>
 void attend_row_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
@@ -120,9 +135,8 @@ void attend_row_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRu
         for (std::int64_t r = 0; r < n_runs; ++r) {
             for (std::int64_t u = 0; u < runs[r].n && t < n_pos; ++u, ++t) {
                 if (t < 0) continue;
-                const std::uint8_t* kt = runs[r].k + static_cast<std::size_t>(u) * row_bytes;
                 float d = 0.0f;
-                for (std::int64_t i = 0; i < hd; ++i) d += qj[i] * kv_value<T>(kt, i);
+                for (std::int64_t i = 0; i < hd; ++i) d = std::fma(qj[i], kv_key<T>(runs[r], u, i, hd), d);
                 s[t] = d * scale;
                 if (softcap > 0.0f) s[t] = std::tanh(s[t] * inv_cap) * softcap;
                 max = s[t] > max ? s[t] : max;

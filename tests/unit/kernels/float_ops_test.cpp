@@ -33,33 +33,39 @@ ember::model::RopeParams rope_params(std::int64_t n_rot) {
 
 bool close(double got, double want) { return std::fabs(got - want) <= kUlps * std::fabs(want) + 1e-30; }
 
-// Keys and values of n_pos positions stored as `type`, in rows of two heads (the second one is
-// attended, so the head offset matters), split into runs of `run` rows that lie apart in memory
-// (a spare row between runs), as a paged cache hands them to attention.
+// Keys and values of n_pos positions stored as `type` as a paged cache stores them, in rows (and
+// key grids, model/kv_type.hpp) of two heads, the second one attended (so the head offset
+// matters), split into runs of `run` positions on pages of run + 1 positions that lie apart in
+// memory (a spare position ends each page), as a paged cache hands them to attention.
 struct KvRows {
-    std::size_t row_bytes = 0;
-    std::int64_t hd = 0, n_pos = 0;
+    std::size_t row_bytes = 0, head_bytes = 0;
+    std::int64_t hd = 0, n_pos = 0, block = 0;
     std::vector<std::uint8_t> k, v;
     std::vector<ember::kernels::KvRun> runs;
 
-    KvRows(ember::KvType t, std::int64_t head_dim, std::int64_t n, std::int64_t run) : hd(head_dim), n_pos(n), type(t) {
+    KvRows(ember::KvType t, std::int64_t head_dim, std::int64_t n, std::int64_t run)
+        : hd(head_dim), n_pos(n), block(run + 1), type(t) {
         row_bytes = ember::model::kv_row_bytes(t, 2 * hd, hd);
+        head_bytes = row_bytes / 2;
         const auto kf = random_floats(static_cast<std::size_t>(n * 2 * hd), 11, 1.0f);
         const auto vf = random_floats(static_cast<std::size_t>(n * 2 * hd), 12, 1.0f);
-        const std::int64_t slots = n + n / run + 1;
-        k.assign(static_cast<std::size_t>(slots) * row_bytes, 0);
+        const std::int64_t pages = (n + run - 1) / run;
+        const std::size_t page_bytes = static_cast<std::size_t>(block) * row_bytes;
+        k.assign(static_cast<std::size_t>(pages) * page_bytes, 0);
         v = k;
-        std::int64_t slot = 0;
         for (std::int64_t p = 0; p < n; ++p) {
+            const std::int64_t pg = p / run, u = p % run + (pg % 2);  // odd pages start a position in
+            const std::size_t base = static_cast<std::size_t>(pg) * page_bytes;
             if (p % run == 0) {
-                slot += p > 0 ? 1 : 0;  // a gap before every run but the first
-                runs.push_back({&k[static_cast<std::size_t>(slot) * row_bytes + row_bytes / 2],
-                                &v[static_cast<std::size_t>(slot) * row_bytes + row_bytes / 2], 0});
+                runs.push_back({&k[base + static_cast<std::size_t>(block) * head_bytes],
+                                &v[base + static_cast<std::size_t>(u) * row_bytes + head_bytes], 0, u, block});
             }
-            ember::model::kv_store_row(t, &kf[static_cast<std::size_t>(p * 2 * hd)], &k[static_cast<std::size_t>(slot) * row_bytes], 2 * hd);
-            ember::model::kv_store_row(t, &vf[static_cast<std::size_t>(p * 2 * hd)], &v[static_cast<std::size_t>(slot) * row_bytes], 2 * hd);
+            for (std::int64_t h = 0; h < 2; ++h) {
+                ember::model::kv_store_key(t, &kf[static_cast<std::size_t>((p * 2 + h) * hd)],
+                                           &k[base + static_cast<std::size_t>(h * block) * head_bytes], block, u, hd);
+            }
+            ember::model::kv_store_row(t, &vf[static_cast<std::size_t>(p * 2 * hd)], &v[base + static_cast<std::size_t>(u) * row_bytes], 2 * hd);
             runs.back().n += 1;
-            ++slot;
         }
     }
     std::int64_t n_runs() const { return static_cast<std::int64_t>(runs.size()); }
@@ -68,9 +74,14 @@ struct KvRows {
         std::vector<float> out, row(static_cast<std::size_t>(2 * hd));
         for (const auto& r : runs) {
             for (std::int64_t u = 0; u < r.n; ++u) {
-                const std::uint8_t* head = (keys ? r.k : r.v) + static_cast<std::size_t>(u) * row_bytes;
-                ember::model::kv_load_row(type, head - row_bytes / 2, row.data(), 2 * hd);
-                out.insert(out.end(), row.begin() + hd, row.end());
+                if (keys) {
+                    ember::model::kv_load_key(type, r.k, block, r.k_first + u, hd, row.data());
+                    out.insert(out.end(), row.begin(), row.begin() + hd);
+                } else {
+                    const std::uint8_t* head = r.v + static_cast<std::size_t>(u) * row_bytes;
+                    ember::model::kv_load_row(type, head - head_bytes, row.data(), 2 * hd);
+                    out.insert(out.end(), row.begin() + hd, row.end());
+                }
             }
         }
         return out;
@@ -244,7 +255,7 @@ std::vector<KvRun> runs_from(const std::vector<KvRun>& runs, std::int64_t skip, 
     for (const KvRun& r : runs) {
         const std::int64_t drop = std::min(skip, r.n);
         skip -= drop;
-        if (drop < r.n) out.push_back({r.k + drop * row_bytes, r.v + drop * row_bytes, r.n - drop});
+        if (drop < r.n) out.push_back({r.k, r.v + drop * row_bytes, r.n - drop, r.k_first + drop, r.k_block});
     }
     return out;
 }

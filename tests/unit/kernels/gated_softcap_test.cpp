@@ -70,10 +70,14 @@ TEST_CASE("attention with soft-capped scores equals its formula", "[kernels][sof
     }
     for (const float cap : {50.0f, 2.0f}) {
         const float scale = 0.35f;
-        // One run of F32 rows `stride` floats apart (the scalar kernel: the one the decoder
-        // takes for soft-capped models on every ISA).
-        const ember::kernels::KvRun run{reinterpret_cast<const std::uint8_t*>(k.data()),
-                                        reinterpret_cast<const std::uint8_t*>(v.data()), n_pos};
+        // One run of F32 value rows `stride` floats apart and its keys as a grid [dim][position]
+        // (the scalar kernel: the one the decoder takes for soft-capped models on every ISA).
+        std::vector<float> grid(static_cast<std::size_t>(hd * n_pos));
+        for (std::int64_t t = 0; t < n_pos; ++t) {
+            for (std::int64_t i = 0; i < hd; ++i) grid[static_cast<std::size_t>(i * n_pos + t)] = k[static_cast<std::size_t>(t * stride + i)];
+        }
+        const ember::kernels::KvRun run{reinterpret_cast<const std::uint8_t*>(grid.data()),
+                                        reinterpret_cast<const std::uint8_t*>(v.data()), n_pos, 0, n_pos};
         ember::kernels::attend_row(ember::kernels::float_kernels(ember::kernels::Isa::scalar).attend(ember::KvType::f32),
                                    q.data(), n_q, hd, &run, 1, stride * sizeof(float), n_pos, scale, cap, out.data(),
                                    scores.data());

@@ -36,11 +36,10 @@ struct Model {
 
 constexpr std::int64_t kRow = 8;  // n_embd_kv
 
-void put(std::uint8_t* row, const Model& m, std::int64_t layer, int id, bool key) {
-    for (std::int64_t j = 0; j < kRow; ++j) {
-        const float x = m.value(layer, id, j, key);
-        std::memcpy(row + 4 * j, &x, 4);
-    }
+std::vector<float> row_of(const Model& m, std::int64_t layer, int id, bool key) {
+    std::vector<float> row(kRow);
+    for (std::int64_t j = 0; j < kRow; ++j) row[static_cast<std::size_t>(j)] = m.value(layer, id, j, key);
+    return row;
 }
 
 void write(KvCache& cache, Model& m, std::int64_t first, std::int64_t n, int& next_id) {
@@ -50,8 +49,7 @@ void write(KvCache& cache, Model& m, std::int64_t first, std::int64_t n, int& ne
         const int id = next_id++;
         m.ids.push_back(id);
         for (std::int64_t il = 0; il < cache.n_layer(); ++il) {
-            put(cache.k(il, p), m, il, id, true);
-            put(cache.v(il, p), m, il, id, false);
+            cache.store(il, p, row_of(m, il, id, true).data(), row_of(m, il, id, false).data());
         }
     }
 }
@@ -64,13 +62,15 @@ void check_reads(const KvCache& cache, const Model& m, std::int64_t first, std::
             const std::int64_t lo = w == 0 ? 0 : std::max<std::int64_t>(0, p - w + 1);
             REQUIRE(cache.attend_first(il, p) == lo);
             std::int64_t pos = lo;
-            cache.for_each_run(il, lo, p, [&](const std::uint8_t* k, const std::uint8_t* v, std::int64_t n) {
+            cache.for_each_run(il, lo, p, [&](std::int32_t page, std::int64_t row, std::int64_t n) {
+                const ember::model::KvPool& pool = cache.pool();
+                const std::int64_t hd = pool.config().head_dim;
                 for (std::int64_t r = 0; r < n; ++r, ++pos) {
                     const int id = m.ids[static_cast<std::size_t>(pos)];
-                    for (std::int64_t j = 0; j < kRow; ++j) {
+                    for (std::int64_t j = 0; j < kRow; ++j) {  // keys: each head's grid [dim][position]
                         float kx, vx;
-                        std::memcpy(&kx, k + (r * kRow + j) * 4, 4);
-                        std::memcpy(&vx, v + (r * kRow + j) * 4, 4);
+                        std::memcpy(&kx, pool.k_grid(page, j / hd) + ((j % hd) * cache.block() + row + r) * 4, 4);
+                        std::memcpy(&vx, pool.v(page, row + r) + j * 4, 4);
                         REQUIRE(kx == m.value(il, id, j, true));
                         REQUIRE(vx == m.value(il, id, j, false));
                     }
@@ -157,8 +157,10 @@ TEST_CASE("a sliding cache restores into caches of other sizes", "[kv][state]") 
                 const bool in_saved = p < held[static_cast<std::size_t>(il)].prefix_end ||
                                       p >= held[static_cast<std::size_t>(il)].tail_begin;
                 if (!in_saved || !restored.holds(il, p)) continue;
-                std::memcpy(restored.k(il, p), saved.k(il, p), kRow * 4);
-                std::memcpy(restored.v(il, p), saved.v(il, p), kRow * 4);
+                std::vector<float> k(kRow), v(kRow);
+                saved.load_keys(il, p, k.data());
+                saved.load_values(il, p, v.data());
+                restored.store(il, p, k.data(), v.data());
             }
         }
         // The next query (at 40) reads what the restored cache holds.

@@ -43,15 +43,14 @@ void fill(KvCache& cache, std::int64_t first, const std::vector<Token>& tokens) 
         for (std::int64_t l = 0; l < cache.n_layer(); ++l) {
             const float x[4] = {static_cast<float>(tokens[static_cast<std::size_t>(p)]), static_cast<float>(p),
                                 static_cast<float>(l), 1.0f};
-            std::memcpy(cache.k(l, p), x, sizeof x);
-            std::memcpy(cache.v(l, p), x, sizeof x);
+            cache.store(l, p, x, x);
         }
     }
 }
 
 bool row_is(const KvCache& cache, std::int64_t l, std::int64_t p, Token t) {
     float x[4];
-    std::memcpy(x, cache.k(l, p), sizeof x);
+    cache.load_keys(l, p, x);
     return x[0] == static_cast<float>(t) && x[1] == static_cast<float>(p) && x[2] == static_cast<float>(l);
 }
 
