@@ -23,9 +23,13 @@ class Server:
     def __init__(self, *flags, key=None):
         self.headers = {"Authorization": "Bearer " + key} if key else {}
         self.auth = ("Authorization: Bearer " + key + "\r\n").encode() if key else b""
-        self.log = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([SERVER, "-m", MODEL, "--host", "127.0.0.1", "--port", "0", *flags],
-                                     stdout=subprocess.DEVNULL, stderr=self.log)
+        # The server writes its stderr through a descriptor of its own, appending: one shared with
+        # self.log would share its offset, and a write landing between stderr()'s seek(0) and
+        # read() would overwrite the start of the log (the "listening on" line, once).
+        self.log = tempfile.NamedTemporaryFile(mode="w+")
+        with open(self.log.name, "a") as server_stderr:
+            self.proc = subprocess.Popen([SERVER, "-m", MODEL, "--host", "127.0.0.1", "--port", "0", *flags],
+                                         stdout=subprocess.DEVNULL, stderr=server_stderr)
         self.port = None
         deadline = time.monotonic() + TIMEOUT
         while self.port is None:
