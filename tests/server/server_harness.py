@@ -30,6 +30,13 @@ class Server:
         with open(self.log.name, "a") as server_stderr:
             self.proc = subprocess.Popen([SERVER, "-m", MODEL, "--host", "127.0.0.1", "--port", "0", *flags],
                                          stdout=subprocess.DEVNULL, stderr=server_stderr)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.__exit__()  # a server that never became ready must not outlive the test
+            raise
+
+    def _wait_ready(self):
         self.port = None
         deadline = time.monotonic() + TIMEOUT
         while self.port is None:
