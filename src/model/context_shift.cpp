@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "model/kv_type.hpp"
 #include "runtime/fail.hpp"
 
 namespace ember::model {
@@ -27,18 +26,13 @@ void shift_context(KvCache& cache, const ModelConfig& config, std::span<const fl
     float* row = rope_scratch.data() + 2 * n_rot;
     rope_angles(cs_global, -n_discard, config.rope, freq_factors, /*rotation_only=*/true);
     rope_angles(cs_local, -n_discard, config.rope_local, freq_factors, /*rotation_only=*/true);
-    const KvType type = cache.pool().type();
     for (std::int64_t il = 0; il < cache.n_layer(); ++il) {
         const float* cs = config.is_local(il) ? cs_local : cs_global;
         for (std::int64_t p = n_keep; p < n_keep + n_move; ++p) {
             if (!cache.holds(il, p)) continue;  // dropped by a sliding layer
             cache.load_keys(il, p, row);
             rope_apply(row, config.n_head_kv, config.head_dim, n_rot, config.rope.style, cs);
-            for (std::int64_t h = 0; h < config.n_head_kv; ++h) {  // the keys alone (values as they are)
-                const std::int32_t page = cache.page_of(il, p / cache.block());
-                kv_store_key(type, row + h * config.head_dim, cache.pool().k_grid(page, h), cache.block(), p % cache.block(),
-                             config.head_dim);
-            }
+            cache.store_keys(il, p, row);  // values stay as they are
         }
     }
 }

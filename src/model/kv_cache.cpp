@@ -235,12 +235,16 @@ bool KvCache::move_down(std::int64_t from, std::int64_t to, std::int64_t n) {
 }
 
 void KvCache::store(std::int64_t layer, std::int64_t pos, const float* keys, const float* values) noexcept {
+    store_keys(layer, pos, keys);
+    kv_store_row(pool_->type(), values, v(layer, pos), pool_->config().n_embd_kv());
+}
+
+void KvCache::store_keys(std::int64_t layer, std::int64_t pos, const float* keys) noexcept {
     const ModelConfig& c = pool_->config();
     const std::int32_t pg = page(layer, pos);
     for (std::int64_t h = 0; h < c.n_head_kv; ++h) {
         kv_store_key(pool_->type(), keys + h * c.head_dim, pool_->k_grid(pg, h), block_, pos % block_, c.head_dim);
     }
-    kv_store_row(pool_->type(), values, pool_->v(pg, pos % block_), c.n_embd_kv());
 }
 
 void KvCache::load_keys(std::int64_t layer, std::int64_t pos, float* keys) const noexcept {

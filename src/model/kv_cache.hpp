@@ -73,6 +73,8 @@ public:
     /// Stores the keys and values of a held position (n_embd_kv floats each, heads in order),
     /// rounded to the pool's KvType.
     void store(std::int64_t layer, std::int64_t pos, const float* keys, const float* values) noexcept;
+    /// Stores a held position's keys alone (the context shift's re-rotated keys).
+    void store_keys(std::int64_t layer, std::int64_t pos, const float* keys) noexcept;
     /// Reads a held position's keys / values back as n_embd_kv floats.
     void load_keys(std::int64_t layer, std::int64_t pos, float* keys) const noexcept;
     void load_values(std::int64_t layer, std::int64_t pos, float* values) const noexcept;
