@@ -16,6 +16,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -24,6 +25,7 @@
 #endif
 
 #include "kernels/attention.hpp"
+#include "kernels/fp16.hpp"
 
 namespace ember::kernels {
 namespace {
@@ -284,60 +286,33 @@ inline FB<A> widen_i8(const std::int8_t* p, std::int64_t left) {
     return FB<A>::load_aligned(buf);
 }
 
+/// An fp16 value in every lane.
+template <class A>
+inline FB<A> broadcast_fp16(std::uint16_t h) {
+#if defined(__AVX512F__)
+    if constexpr (kLanes<A> == 16) return _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<short>(h)));
+#endif
+#if defined(__F16C__)
+    if constexpr (kLanes<A> == 8) return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(h)));
+#endif
+    return FB<A>(fp16_to_fp32(h));
+}
+
 /// Values [i, i + lanes) of one head's row stored as `T` (0: F32, 1: F16, 2: Q8_0), left of them
 /// in the row. A Q8_0 chunk never straddles two blocks (lanes divide 32).
 template <class A, int T>
 inline FB<A> load_kv(const std::uint8_t* row, std::int64_t i, std::int64_t left) {
     if constexpr (T == 0) {
-        return load_part<A>(reinterpret_cast<const float*>(row) + i, left);
+        return left >= kLanes<A> ? FB<A>::load_unaligned(reinterpret_cast<const float*>(row) + i)
+                                 : load_part<A>(reinterpret_cast<const float*>(row) + i, left);
     } else if constexpr (T == 1) {
         return widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(row) + i, left);
     } else {
         static_assert(32 % kLanes<A> == 0, "a Q8_0 chunk must not straddle blocks");
         const std::uint8_t* blk = row + (i / 32) * 34;
-        alignas(64) std::uint16_t d[kLanes<A>];
-        __builtin_memcpy(d, blk, 2);
-        for (std::int64_t j = 1; j < kLanes<A>; ++j) d[j] = d[0];
-        return widen_i8<A>(reinterpret_cast<const std::int8_t*>(blk + 2 + i % 32), left) * widen_fp16<A>(d, kLanes<A>);
-    }
-}
-
-/// Walks the runs' values in tiles of up to kLanes<A> positions: the V rows of the next tile.
-class ValueTiles {
-public:
-    ValueTiles(const KvRun* runs, std::int64_t n_runs, std::size_t row_bytes) noexcept
-        : runs_(runs), n_runs_(n_runs), row_bytes_(row_bytes) {}
-    /// Fills v[u] for the next min(max, positions left) positions; returns how many.
-    std::int64_t next(std::int64_t max, const std::uint8_t** v) noexcept {
-        std::int64_t n = 0;
-        while (n < max && run_ < n_runs_) {
-            if (u_ == runs_[run_].n) {
-                ++run_;
-                u_ = 0;
-                continue;
-            }
-            v[n++] = runs_[run_].v + static_cast<std::size_t>(u_++) * row_bytes_;
-        }
-        return n;
-    }
-
-private:
-    const KvRun* runs_;
-    std::int64_t n_runs_, run_ = 0, u_ = 0;
-    std::size_t row_bytes_;
-};
-
-/// Rows of a tile as floats: F32 rows in place, others widened into `buf` (n rows of hd).
-template <class A, int T>
-inline void tile_rows(const std::uint8_t* const* rows, std::int64_t n, std::int64_t hd, float* buf, const float** out) {
-    for (std::int64_t u = 0; u < n; ++u) {
-        if constexpr (T == 0) {
-            out[u] = reinterpret_cast<const float*>(rows[u]);
-        } else {
-            float* dst = buf + u * hd;
-            for (std::int64_t i = 0; i < hd; i += kLanes<A>) store_part<A>(dst + i, load_kv<A, T>(rows[u], i, hd - i), hd - i);
-            out[u] = dst;
-        }
+        std::uint16_t d;
+        __builtin_memcpy(&d, blk, 2);
+        return widen_i8<A>(reinterpret_cast<const std::int8_t*>(blk + 2 + i % 32), left) * broadcast_fp16<A>(d);
     }
 }
 
@@ -358,115 +333,92 @@ inline FB<A> key_dim(const std::uint8_t* grid, std::int64_t at, std::int64_t blo
     }
 }
 
-/// Scores of NQ queries (heads of one row: query j at q + j * hd) against keys [at, at + n) of
-/// a key grid (n <= lanes, lane u: key at + u): lanes [lo, hi) of scale * dot(q_j, K[u]) stored
-/// at dst + j * dst_stride + lo. Each dot is one chain of FMAs over the dims from 0 in its own
-/// lane: the same bits for any NQ, tile and ISA. Not inlined: a call per tile costs nothing
-/// beside its hd * NQ FMAs, and on its own GCC 12 keeps every accumulator in a register.
-template <class A, int T, int NQ>
-[[gnu::noinline]] void score_grid(const float* q, const std::uint8_t* grid, std::int64_t at, std::int64_t block,
-                                  std::int64_t n, std::int64_t lo, std::int64_t hi, std::int64_t hd, float scale,
-                                  float* dst, std::int64_t dst_stride) {
+/// Keys [at, at + n) of a key grid of `block` positions, the first of them key t of the scores.
+struct KeyTile {
+    const std::uint8_t* grid;
+    std::int64_t at, block, n, t;
+};
+
+/// Scores of NQ queries against NT tiles of keys (kFull: of lanes keys each, else one of n <=
+/// lanes): scale * dot(q_j, K[u]) at dst + j * dst_stride + tile.t + u, the queries transposed
+/// (qT[d * NQ + j]). Each dot is one chain of FMAs over the dims from 0 in its own lane: the same
+/// bits for any NQ, NT, tiling and ISA. Two tiles give twice the independent chains, enough to
+/// cover the FMA's latency. Not inlined: on its own GCC 12 keeps every accumulator in a register.
+template <class A, int T, int NQ, int NT, bool kFull>
+[[gnu::noinline]] void score_tiles(const float* qT, const KeyTile* tiles, std::int64_t hd, float scale, float* dst,
+                                   std::int64_t dst_stride) {
+    static_assert(kFull || NT == 1, "a partial tile comes alone");
     constexpr std::int64_t L = kLanes<A>;
-    FB<A> acc[NQ];
+    const std::int64_t n = kFull ? L : tiles[0].n;
+    const std::uint8_t* grid[NT];
+    std::int64_t at[NT], block[NT];
+#pragma GCC unroll 2
+    for (int tt = 0; tt < NT; ++tt) {
+        grid[tt] = tiles[tt].grid;
+        at[tt] = tiles[tt].at;
+        block[tt] = tiles[tt].block;
+    }
+    FB<A> acc[NT][NQ];
+#pragma GCC unroll 2
+    for (int tt = 0; tt < NT; ++tt) {
 #pragma GCC unroll 8
-    for (int j = 0; j < NQ; ++j) acc[j] = FB<A>(0.0f);
-    // Dims [d0, d1) times scales `sc` (Q8_0: one block's).
-    const auto dims = [&](std::int64_t d0, std::int64_t d1, FB<A> sc) __attribute__((always_inline)) {
+        for (int j = 0; j < NQ; ++j) acc[tt][j] = FB<A>(0.0f);
+    }
+    // Dims [d0, d1) times scales `sc` (Q8_0: one block's, per tile).
+    const auto dims = [&](std::int64_t d0, std::int64_t d1, const FB<A>* sc) __attribute__((always_inline)) {
         for (std::int64_t d = d0; d < d1; ++d) {
-            const FB<A> k = key_dim<A, T>(grid, at, block, d, n, sc);
+            FB<A> k[NT];
+#pragma GCC unroll 2
+            for (int tt = 0; tt < NT; ++tt) k[tt] = key_dim<A, T>(grid[tt], at[tt], block[tt], d, n, sc[tt]);
 #pragma GCC unroll 8
-            for (int j = 0; j < NQ; ++j) acc[j] = xsimd::fma(FB<A>(q[j * hd + d]), k, acc[j]);
+            for (int j = 0; j < NQ; ++j) {
+                const FB<A> qd(qT[d * NQ + j]);
+#pragma GCC unroll 2
+                for (int tt = 0; tt < NT; ++tt) acc[tt][j] = xsimd::fma(qd, k[tt], acc[tt][j]);
+            }
         }
     };
     if constexpr (T == 2) {
-        const auto* scales = reinterpret_cast<const std::uint16_t*>(grid + hd * block);
-        for (std::int64_t b = 0; b < hd / 32; ++b) dims(b * 32, b * 32 + 32, widen_fp16<A>(scales + b * block + at, n));
+        for (std::int64_t b = 0; b < hd / 32; ++b) {
+            FB<A> sc[NT];
+#pragma GCC unroll 2
+            for (int tt = 0; tt < NT; ++tt) {
+                const auto* scales = reinterpret_cast<const std::uint16_t*>(grid[tt] + hd * block[tt]);
+                sc[tt] = widen_fp16<A>(scales + b * block[tt] + at[tt], n);
+            }
+            dims(b * 32, b * 32 + 32, sc);
+        }
     } else {
-        dims(0, hd, FB<A>(0.0f));
+        const FB<A> sc[NT] = {};
+        dims(0, hd, sc);
     }
+#pragma GCC unroll 2
+    for (int tt = 0; tt < NT; ++tt) {
 #pragma GCC unroll 8
-    for (int j = 0; j < NQ; ++j) {
-        const FB<A> s = acc[j] * FB<A>(scale);
-        float* dj = dst + j * dst_stride;
-        if (lo == 0) {
-            store_part<A>(dj, s, hi);
-        } else {
-            alignas(64) float buf[L];
-            s.store_aligned(buf);
-            __builtin_memcpy(dj + lo, buf + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
-        }
-    }
-}
-
-/// out_j += sum over the tile's keys u in [lo, hi), in order, of p_j[u] * V[u] (NQ queries of
-/// one row): per output lane the same FMA sequence for any C and NQ.
-template <class A, int C, int NQ>
-inline void value_tile(const float* const* p, const float* const* rows, std::int64_t lo, std::int64_t hi,
-                       std::int64_t hd, float* const* out) {
-    constexpr std::int64_t L = kLanes<A>;
-    if constexpr (C > 0) {
-        FB<A> acc[NQ][C];
         for (int j = 0; j < NQ; ++j) {
-            for (int c = 0; c < C; ++c) acc[j][c] = FB<A>::load_unaligned(out[j] + c * L);
-        }
-        for (std::int64_t u = lo; u < hi; ++u) {
-            FB<A> w[NQ];
-            for (int j = 0; j < NQ; ++j) w[j] = FB<A>(p[j][u]);
-            for (int c = 0; c < C; ++c) {
-                const FB<A> v = FB<A>::load_unaligned(rows[u] + c * L);
-                for (int j = 0; j < NQ; ++j) acc[j][c] = xsimd::fma(w[j], v, acc[j][c]);
-            }
-        }
-        for (int j = 0; j < NQ; ++j) {
-            for (int c = 0; c < C; ++c) acc[j][c].store_unaligned(out[j] + c * L);
-        }
-    } else {
-        for (int j = 0; j < NQ; ++j) {
-            for (std::int64_t i = 0; i < hd; i += L) {
-                FB<A> acc = load_part<A>(out[j] + i, hd - i);
-                for (std::int64_t u = lo; u < hi; ++u) acc = xsimd::fma(FB<A>(p[j][u]), load_part<A>(rows[u] + i, hd - i), acc);
-                store_part<A>(out[j] + i, acc, hd - i);
+            float* dj = dst + j * dst_stride + tiles[tt].t;
+            if constexpr (kFull) {
+                (acc[tt][j] * FB<A>(scale)).store_unaligned(dj);
+            } else {
+                store_part<A>(dj, acc[tt][j] * FB<A>(scale), n);
             }
         }
     }
 }
 
-/// attend_kv for heads of C whole vectors (C = 0: any hd). Scores go in groups of up to 8 of
-/// one row's queries (one accumulator each), values in groups of up to 4 where their C
-/// accumulators each fit the registers (each key or value tile loaded once for the group); the
-/// arithmetic per query does not change.
-template <class A, int T, int C>
-inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                            std::size_t row_bytes, float scale, float softcap, float* scratch) {
+/// Scores of NQ queries of one row (query j at q + j * hd) against its keys [t_lo, t_hi): scale *
+/// dot(q_j, K[t]) at dst + j * dst_stride + t. The keys go in tiles of up to lanes positions from
+/// t_lo on, two whole tiles a call where 2 * NQ accumulators fit kRegs; `qT` holds NQ * hd floats.
+template <class A, int T, int NQ, int kRegs>
+void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, std::int64_t t_lo,
+                std::int64_t t_hi, float scale, float* qT, float* dst, std::int64_t dst_stride) {
     constexpr std::int64_t L = kLanes<A>;
-    static_assert(L <= 16, "attend_scratch_floats holds tiles of at most 16 keys");
-    constexpr std::int64_t kRegs = L >= 16 ? 16 : 8;  // accumulator registers a group may hold
-    constexpr std::int64_t kGroup = C > 0 && 4 * C <= kRegs ? 4 : C > 0 && 2 * C <= kRegs ? 2 : 1;
-    const std::int64_t n_queries = qs.n_rows * qs.n_q;
-    const auto start = [&](std::int64_t r) { return qs.start ? qs.start[r] : std::int64_t{0}; };
-    std::int64_t n_keys = 0;  // the keys any row reads; a query's scores sit at its keys' indexes
-    for (std::int64_t r = 0; r < qs.n_rows; ++r) n_keys = start(r) + qs.n_pos[r] > n_keys ? start(r) + qs.n_pos[r] : n_keys;
-    float* tile_buf = scratch + n_queries * n_keys;
-    float* inv_sum = tile_buf + L * hd;
-    const auto q_of = [&](std::int64_t qi) { return qs.q + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
-    const auto out_of = [&](std::int64_t qi) { return qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
-    // Calls fn(first query, queries (8, 4, 2 or 1 of one row, at most max_group), lo, hi) for the
-    // queries that read the tile at t0 of n keys, lanes [lo, hi) of it.
-    const auto for_queries = [&](std::int64_t t0, std::int64_t n, std::int64_t max_group, auto&& fn) {
-        for (std::int64_t qi = 0; qi < n_queries;) {
-            const std::int64_t r = qi / qs.n_q;
-            const std::int64_t left = (r + 1) * qs.n_q - qi;  // this row's queries from qi on
-            std::int64_t nq = max_group;
-            while (nq > left) nq /= 2;
-            const std::int64_t lo = start(r) > t0 ? start(r) - t0 : 0;
-            const std::int64_t hi = start(r) + qs.n_pos[r] - t0 < n ? start(r) + qs.n_pos[r] - t0 : n;
-            if (hi > lo) fn(qi, nq, lo, hi);
-            qi += nq;
-        }
-    };
-    // What is read kAhead tiles (key: pages) on is prefetched while a tile is computed: once a
-    // decode step has streamed the weights the cache is out of the caches.
+    constexpr bool kPairs = 2 * NQ <= kRegs;
+    for (std::int64_t d = 0; d < hd; ++d) {
+        for (int j = 0; j < NQ; ++j) qT[d * NQ + j] = q[j * hd + d];
+    }
+    // What is read kAhead runs (pages) on is prefetched while a run is computed: once a decode
+    // step has streamed the weights the cache is out of the caches.
     constexpr int kAhead = 2;
     constexpr std::size_t kElement = T == 0 ? 4 : T == 1 ? 2 : 1;
     const auto prefetch_span = [](const std::uint8_t* from, const std::uint8_t* to) {
@@ -487,38 +439,145 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
             prefetch_span(sc + 2 * r.k_first, sc + 2 * ((hd / 32 - 1) * r.k_block + r.k_first + r.n));
         }
     };
-    // Scores: each run's keys in tiles of up to L positions, read in place for every group of
-    // queries (decode: one group; a key dim is widened once for 8 queries' FMAs).
-    for (std::int64_t i = 1; i < kAhead && i < n_runs; ++i) prefetch_keys(runs[i]);
-    for (std::int64_t ri = 0, t0 = 0; ri < n_runs; ++ri) {
+    KeyTile pending[2];
+    int n_pending = 0;
+    std::int64_t ri = 0, t0 = 0;
+    for (; ri < n_runs && t0 + runs[ri].n <= t_lo; ++ri) t0 += runs[ri].n;  // runs before the span
+    for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_keys(runs[i]);
+    for (; ri < n_runs && t0 < t_hi; t0 += runs[ri++].n) {
         if (ri + kAhead < n_runs) prefetch_keys(runs[ri + kAhead]);
         const KvRun& run = runs[ri];
-        for (std::int64_t u0 = 0; u0 < run.n; u0 += L) {
-            const std::int64_t n = run.n - u0 < L ? run.n - u0 : L, at = run.k_first + u0;
-            for_queries(t0, n, 8, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
-                const float* q = q_of(qi);  // a row's heads lie hd apart
-                float* dst = scratch + qi * n_keys + t0;
-                switch (nq) {
-                    case 8: return score_grid<A, T, 8>(q, run.k, at, run.k_block, n, lo, hi, hd, scale, dst, n_keys);
-                    case 4: return score_grid<A, T, 4>(q, run.k, at, run.k_block, n, lo, hi, hd, scale, dst, n_keys);
-                    case 2: return score_grid<A, T, 2>(q, run.k, at, run.k_block, n, lo, hi, hd, scale, dst, n_keys);
-                    default: return score_grid<A, T, 1>(q, run.k, at, run.k_block, n, lo, hi, hd, scale, dst, n_keys);
+        const std::int64_t u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
+        for (std::int64_t u = t_lo > t0 ? t_lo - t0 : 0; u < u_hi; u += L) {
+            const KeyTile tile{run.k, run.k_first + u, run.k_block, u_hi - u < L ? u_hi - u : L, t0 + u};
+            if (tile.n < L) {
+                score_tiles<A, T, NQ, 1, false>(qT, &tile, hd, scale, dst, dst_stride);
+            } else if (!kPairs) {
+                score_tiles<A, T, NQ, 1, true>(qT, &tile, hd, scale, dst, dst_stride);
+            } else {
+                pending[n_pending++] = tile;
+                if (n_pending == 2) {
+                    score_tiles<A, T, NQ, kPairs ? 2 : 1, true>(qT, pending, hd, scale, dst, dst_stride);
+                    n_pending = 0;
                 }
-            });
-            t0 += n;
+            }
         }
     }
-    const std::uint8_t* v_rows[L];
-    const float* rows[L];
-    const std::size_t head_bytes = T == 0 ? static_cast<std::size_t>(hd) * 4
-                                   : T == 1 ? static_cast<std::size_t>(hd) * 2
-                                            : static_cast<std::size_t>(hd / 32) * 34;
-    const auto prefetch_values = [&](ValueTiles& ahead) {  // one head's value rows lie row_bytes apart
-        const std::uint8_t* pv[L];
-        const std::int64_t n = ahead.next(L, pv);
-        for (std::int64_t u = 0; u < n; ++u) prefetch_span(pv[u], pv[u] + head_bytes);
+    if (n_pending == 1) score_tiles<A, T, NQ, 1, true>(qT, pending, hd, scale, dst, dst_stride);
+}
+
+/// Lanes [i0, i0 + CC * lanes) (CC = 0: [i0, i0 + left)) of the outputs of NQ queries of one
+/// row, out_j = inv_j * sum over its keys t in [t_lo, t_hi), in order, of p_j[t] * V[t]: query
+/// j's scores at p + j * p_stride (indexed by key), its output at out + j * hd. Each output lane
+/// is one FMA chain over the keys from 0, whatever NQ, CC and the runs: the same bits for a query
+/// alone or in a block. The accumulators stay in registers over all the keys, and each value
+/// is widened once per pass, as it is loaded. Not inlined, for the registers (as score_tiles).
+template <class A, int T, int NQ, int CC>
+[[gnu::noinline]] void value_span(const float* p, std::int64_t p_stride, const KvRun* runs, std::int64_t n_runs,
+                                  std::size_t row_bytes, std::int64_t t_lo, std::int64_t t_hi, std::int64_t i0,
+                                  std::int64_t left, std::int64_t hd, const float* inv, float* out) {
+    constexpr std::int64_t L = kLanes<A>;
+    constexpr int NC = CC > 0 ? CC : 1;
+    constexpr int kAhead = 2;  // runs whose rows (this pass's bytes of them) are prefetched ahead
+    constexpr std::size_t kElement = T == 0 ? 4 : T == 1 ? 2 : 1;
+    // The bytes of a row this pass reads (Q8_0: the blocks its lanes lie in, scales included).
+    const std::int64_t i1 = CC > 0 ? i0 + CC * L : i0 + left;
+    const std::size_t b0 = T == 2 ? static_cast<std::size_t>(i0 / 32) * 34 : static_cast<std::size_t>(i0) * kElement;
+    const std::size_t b1 = T == 2 ? static_cast<std::size_t>((i1 + 31) / 32) * 34 : static_cast<std::size_t>(i1) * kElement;
+    const auto prefetch_run = [&](const KvRun& r) {
+        for (std::int64_t u = 0; u < r.n; ++u) {
+            const std::uint8_t* row = r.v + static_cast<std::size_t>(u) * row_bytes;
+            for (std::size_t b = b0; b < b1; b += 64) __builtin_prefetch(row + b);
+            __builtin_prefetch(row + b1 - 1);
+        }
     };
-    // Softmax, then each output summed over its keys in order, one value tile at a time.
+    FB<A> acc[NQ][NC];
+#pragma GCC unroll 8
+    for (int j = 0; j < NQ; ++j) {
+#pragma GCC unroll 8
+        for (int c = 0; c < NC; ++c) acc[j][c] = FB<A>(0.0f);
+    }
+    std::int64_t ri = 0, t0 = 0;
+    for (; ri < n_runs && t0 + runs[ri].n <= t_lo; ++ri) t0 += runs[ri].n;  // runs before the span
+    for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_run(runs[i]);
+    for (; ri < n_runs && t0 < t_hi; t0 += runs[ri++].n) {
+        const KvRun& run = runs[ri];
+        if (ri + kAhead < n_runs) prefetch_run(runs[ri + kAhead]);
+        const std::int64_t u_lo = t_lo > t0 ? t_lo - t0 : 0, u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
+        const std::uint8_t* row = run.v + static_cast<std::size_t>(u_lo) * row_bytes;
+        const float* pu = p + t0;
+        for (std::int64_t u = u_lo; u < u_hi; ++u, row += row_bytes) {
+#pragma GCC unroll 8
+            for (int c = 0; c < NC; ++c) {
+                const FB<A> v = load_kv<A, T>(row, i0 + c * L, CC > 0 ? L : left);
+#pragma GCC unroll 8
+                for (int j = 0; j < NQ; ++j) acc[j][c] = xsimd::fma(FB<A>(pu[j * p_stride + u]), v, acc[j][c]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NQ; ++j) {
+#pragma GCC unroll 8
+        for (int c = 0; c < NC; ++c) {
+            const FB<A> o = acc[j][c] * FB<A>(inv[j]);
+            float* dst = out + j * hd + i0 + c * L;
+            if constexpr (CC > 0) {
+                o.store_unaligned(dst);
+            } else {
+                store_part<A>(dst, o, left);
+            }
+        }
+    }
+}
+
+/// attend_kv for heads of C whole vectors (C = 0: any hd). Per row, its queries in groups of up
+/// to 8 stream their keys (score_span) and then their values (value_span), each key dim and
+/// value widened once for the group's FMAs; the arithmetic per query does not change.
+template <class A, int T, int C>
+inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
+                            std::size_t row_bytes, float scale, float softcap, float* scratch) {
+    constexpr std::int64_t L = kLanes<A>;
+    static_assert(L <= 16, "attend_scratch_floats' 16 * hd floats hold 8 transposed queries");
+    // Accumulator registers a group may hold (of 32 on AVX-512 and NEON, 16 on AVX2).
+#if defined(__aarch64__)
+    constexpr int kRegs = 16;
+#else
+    constexpr int kRegs = L >= 16 ? 16 : 8;
+#endif
+    const std::int64_t n_queries = qs.n_rows * qs.n_q;
+    const auto start = [&](std::int64_t r) { return qs.start ? qs.start[r] : std::int64_t{0}; };
+    std::int64_t n_keys = 0;  // the keys any row reads; a query's scores sit at its keys' indexes
+    for (std::int64_t r = 0; r < qs.n_rows; ++r) n_keys = start(r) + qs.n_pos[r] > n_keys ? start(r) + qs.n_pos[r] : n_keys;
+    float* inv_sum = scratch + n_queries * n_keys;
+    const auto q_of = [&](std::int64_t qi) { return qs.q + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
+    const auto out_of = [&](std::int64_t qi) { return qs.out + (qi / qs.n_q) * qs.stride + (qi % qs.n_q) * hd; };
+    // Per row, its queries in groups of up to 8: fn(row, first query, NQ as a constant).
+    const auto for_groups = [&](auto&& fn) {
+        for (std::int64_t r = 0; r < qs.n_rows; ++r) {
+            for (std::int64_t j0 = 0; j0 < qs.n_q;) {
+                std::int64_t nq = 8;
+                while (nq > qs.n_q - j0) nq /= 2;
+                const std::int64_t qi = r * qs.n_q + j0;
+                switch (nq) {
+                    case 8: fn(r, qi, std::integral_constant<int, 8>{}); break;
+                    case 4: fn(r, qi, std::integral_constant<int, 4>{}); break;
+                    case 2: fn(r, qi, std::integral_constant<int, 2>{}); break;
+                    default: fn(r, qi, std::integral_constant<int, 1>{}); break;
+                }
+                j0 += nq;
+            }
+        }
+    };
+    // Scores: a key dim widened once for a group's FMAs (decode: one group per key/value head).
+    float* qT = inv_sum + n_queries;
+    for_groups([&](std::int64_t r, std::int64_t qi, auto nq_c) {
+        constexpr int NQ = decltype(nq_c)::value;
+        score_span<A, T, NQ, kRegs>(q_of(qi), hd, runs, n_runs, start(r), start(r) + qs.n_pos[r], scale, qT,
+                                    scratch + qi * n_keys, n_keys);
+    });
+    // Softmax, then each output summed over its keys in order: per row, groups of up to 8 of its
+    // queries, each pass over the values covering as many of the head's vectors as keep the
+    // group's accumulators within kRegs.
     const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
     for (std::int64_t qi = 0; qi < n_queries; ++qi) {
         const std::int64_t r = qi / qs.n_q, n_pos = qs.n_pos[r];
@@ -527,35 +586,17 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
             for (std::int64_t t = 0; t < n_pos; ++t) s[t] = std::tanh(s[t] * inv_cap) * softcap;
         }
         inv_sum[qi] = 1.0f / softmax_numerator<A>(s, n_pos);
-        float* o = out_of(qi);
-        for (std::int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
     }
-    ValueTiles values(runs, n_runs, row_bytes), values_ahead(runs, n_runs, row_bytes);
-    for (int i = 0; i < kAhead; ++i) prefetch_values(values_ahead);
-    for (std::int64_t t0 = 0, n; (n = values.next(L, v_rows)) > 0; t0 += n) {
-        prefetch_values(values_ahead);
-        tile_rows<A, T>(v_rows, n, hd, tile_buf, rows);
-        for_queries(t0, n, kGroup, [&](std::int64_t qi, std::int64_t nq, std::int64_t lo, std::int64_t hi) {
-            const float* p[4];
-            float* o[4];
-            for (std::int64_t j = 0; j < nq; ++j) {
-                p[j] = scratch + (qi + j) * n_keys + t0;
-                o[j] = out_of(qi + j);
-            }
-            if (nq == 4) {
-                if constexpr (kGroup >= 4) value_tile<A, C, 4>(p, rows, lo, hi, hd, o);
-            } else if (nq == 2) {
-                if constexpr (kGroup >= 2) value_tile<A, C, 2>(p, rows, lo, hi, hd, o);
-            } else {
-                value_tile<A, C, 1>(p, rows, lo, hi, hd, o);
-            }
-        });
-    }
-    for (std::int64_t qi = 0; qi < n_queries; ++qi) {
-        float* o = out_of(qi);
-        const FB<A> inv(inv_sum[qi]);
-        for (std::int64_t i = 0; i < hd; i += L) store_part<A>(o + i, load_part<A>(o + i, hd - i) * inv, hd - i);
-    }
+    constexpr int kVectors = C > 0 ? C : 1;  // a head's vectors (C = 0: chunks, the last partial)
+    for_groups([&](std::int64_t r, std::int64_t qi, auto nq_c) {
+        constexpr int NQ = decltype(nq_c)::value;
+        constexpr int CC = C == 0 ? 0 : kVectors < kRegs / NQ ? kVectors : static_cast<int>(kRegs / NQ);
+        constexpr std::int64_t kStep = (CC > 0 ? CC : 1) * L;
+        for (std::int64_t i0 = 0; i0 < hd; i0 += kStep) {
+            value_span<A, T, NQ, CC>(scratch + qi * n_keys, n_keys, runs, n_runs, row_bytes, start(r),
+                                     start(r) + qs.n_pos[r], i0, hd - i0, hd, inv_sum + qi, out_of(qi));
+        }
+    });
 }
 
 template <class A, int T>
@@ -567,6 +608,7 @@ inline void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* run
         case 2: return attend_kv_heads<A, T, 2>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
         case 4: return attend_kv_heads<A, T, 4>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
         case 8: return attend_kv_heads<A, T, 8>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+        case 16: return attend_kv_heads<A, T, 16>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
         default: return attend_kv_heads<A, T, 0>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
     }
 }
