@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/kv_grid.hpp"
 #include "kernels/quant_blocks.hpp"
 #include "kernels/quants.hpp"
 #include "runtime/fail.hpp"
@@ -58,8 +59,6 @@ std::size_t element_bytes(KvType type) noexcept { return type == KvType::f32 ? 4
 
 void kv_store_key(KvType type, const float* src, std::uint8_t* grid, std::int64_t block, std::int64_t u,
                   std::int64_t hd) noexcept {
-    const auto ub = static_cast<std::size_t>(block);
-    const auto uu = static_cast<std::size_t>(u);
     if (type == KvType::q8_0) {
         kernels::BlockQ8_0 blocks[16];
         for (std::int64_t b = 0; b < hd / kernels::kQK; b += 16) {  // 16 blocks (512 values) at a time
@@ -67,11 +66,9 @@ void kv_store_key(KvType type, const float* src, std::uint8_t* grid, std::int64_
             kernels::quantize_row_q8_0(src + b * kernels::kQK, blocks, nb * kernels::kQK);
             for (std::int64_t i = 0; i < nb; ++i) {
                 for (std::int64_t j = 0; j < kernels::kQK; ++j) {
-                    grid[static_cast<std::size_t>((b + i) * kernels::kQK + j) * ub + uu] =
-                        static_cast<std::uint8_t>(blocks[i].qs[j]);
+                    grid[kernels::grid_at((b + i) * kernels::kQK + j, u, block, 1)] = static_cast<std::uint8_t>(blocks[i].qs[j]);
                 }
-                std::memcpy(grid + static_cast<std::size_t>(hd) * ub + (static_cast<std::size_t>(b + i) * ub + uu) * 2,
-                            &blocks[i].d, 2);
+                std::memcpy(grid + kernels::grid_scale_at(hd, (b + i) * kernels::kQK, u, block), &blocks[i].d, 2);
             }
         }
         return;
@@ -82,21 +79,19 @@ void kv_store_key(KvType type, const float* src, std::uint8_t* grid, std::int64_
         const std::int64_t n = std::min<std::int64_t>(256, hd - d0);
         kv_store_row(type, src + d0, stored, n);
         for (std::int64_t d = 0; d < n; ++d) {
-            std::memcpy(grid + (static_cast<std::size_t>(d0 + d) * ub + uu) * e, stored + static_cast<std::size_t>(d) * e, e);
+            std::memcpy(grid + kernels::grid_at(d0 + d, u, block, e), stored + static_cast<std::size_t>(d) * e, e);
         }
     }
 }
 
 void kv_load_key(KvType type, const std::uint8_t* grid, std::int64_t block, std::int64_t u, std::int64_t hd,
                  float* dst) noexcept {
-    const auto ub = static_cast<std::size_t>(block);
-    const auto uu = static_cast<std::size_t>(u);
     if (type == KvType::q8_0) {
         for (std::int64_t b = 0; b < hd / kernels::kQK; ++b) {
             kernels::BlockQ8_0 blk;
-            std::memcpy(&blk.d, grid + static_cast<std::size_t>(hd) * ub + (static_cast<std::size_t>(b) * ub + uu) * 2, 2);
+            std::memcpy(&blk.d, grid + kernels::grid_scale_at(hd, b * kernels::kQK, u, block), 2);
             for (std::int64_t j = 0; j < kernels::kQK; ++j) {
-                blk.qs[j] = static_cast<std::int8_t>(grid[static_cast<std::size_t>(b * kernels::kQK + j) * ub + uu]);
+                blk.qs[j] = static_cast<std::int8_t>(grid[kernels::grid_at(b * kernels::kQK + j, u, block, 1)]);
             }
             kv_load_row(type, reinterpret_cast<const std::uint8_t*>(&blk), dst + b * kernels::kQK, kernels::kQK);
         }
@@ -107,7 +102,7 @@ void kv_load_key(KvType type, const std::uint8_t* grid, std::int64_t block, std:
     for (std::int64_t d0 = 0; d0 < hd; d0 += 256) {
         const std::int64_t n = std::min<std::int64_t>(256, hd - d0);
         for (std::int64_t d = 0; d < n; ++d) {
-            std::memcpy(stored + static_cast<std::size_t>(d) * e, grid + (static_cast<std::size_t>(d0 + d) * ub + uu) * e, e);
+            std::memcpy(stored + static_cast<std::size_t>(d) * e, grid + kernels::grid_at(d0 + d, u, block, e), e);
         }
         kv_load_row(type, stored, dst + d0, n);
     }
@@ -115,17 +110,13 @@ void kv_load_key(KvType type, const std::uint8_t* grid, std::int64_t block, std:
 
 void kv_copy_key(KvType type, const std::uint8_t* src, std::int64_t su, std::uint8_t* dst, std::int64_t du,
                  std::int64_t block, std::int64_t hd) noexcept {
-    const auto ub = static_cast<std::size_t>(block);
     const std::size_t e = element_bytes(type);
     for (std::int64_t d = 0; d < hd; ++d) {
-        std::memcpy(dst + (static_cast<std::size_t>(d) * ub + static_cast<std::size_t>(du)) * e,
-                    src + (static_cast<std::size_t>(d) * ub + static_cast<std::size_t>(su)) * e, e);
+        std::memcpy(dst + kernels::grid_at(d, du, block, e), src + kernels::grid_at(d, su, block, e), e);
     }
     if (type == KvType::q8_0) {  // the scales after the quants
-        const std::size_t at = static_cast<std::size_t>(hd) * ub;
-        for (std::int64_t b = 0; b < hd / kernels::kQK; ++b) {
-            std::memcpy(dst + at + (static_cast<std::size_t>(b) * ub + static_cast<std::size_t>(du)) * 2,
-                        src + at + (static_cast<std::size_t>(b) * ub + static_cast<std::size_t>(su)) * 2, 2);
+        for (std::int64_t d = 0; d < hd; d += kernels::kQK) {
+            std::memcpy(dst + kernels::grid_scale_at(hd, d, du, block), src + kernels::grid_scale_at(hd, d, su, block), 2);
         }
     }
 }

@@ -26,6 +26,7 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/fp16.hpp"
+#include "kernels/kv_grid.hpp"
 
 namespace ember::kernels {
 namespace {
@@ -322,14 +323,14 @@ inline FB<A> load_kv(const std::uint8_t* row, std::int64_t i, std::int64_t left)
 template <class A, int T>
 inline FB<A> key_dim(const std::uint8_t* grid, std::int64_t at, std::int64_t block, std::int64_t d, std::int64_t n,
                      const FB<A>& scale) {
-    const std::int64_t i = d * block + at;
+    const std::uint8_t* p = grid + grid_at(d, at, block, T == 0 ? 4 : T == 1 ? 2 : 1);
     if constexpr (T == 0) {
-        return n == kLanes<A> ? FB<A>::load_unaligned(reinterpret_cast<const float*>(grid) + i)
-                              : load_part<A>(reinterpret_cast<const float*>(grid) + i, n);
+        return n == kLanes<A> ? FB<A>::load_unaligned(reinterpret_cast<const float*>(p))
+                              : load_part<A>(reinterpret_cast<const float*>(p), n);
     } else if constexpr (T == 1) {
-        return widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(grid) + i, n);
+        return widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(p), n);
     } else {
-        return widen_i8<A>(reinterpret_cast<const std::int8_t*>(grid) + i, n) * scale;
+        return widen_i8<A>(reinterpret_cast<const std::int8_t*>(p), n) * scale;
     }
 }
 
@@ -383,8 +384,8 @@ template <class A, int T, int NQ, int NT, bool kFull>
             FB<A> sc[NT];
 #pragma GCC unroll 2
             for (int tt = 0; tt < NT; ++tt) {
-                const auto* scales = reinterpret_cast<const std::uint16_t*>(grid[tt] + hd * block[tt]);
-                sc[tt] = widen_fp16<A>(scales + b * block[tt] + at[tt], n);
+                const std::uint8_t* scales = grid[tt] + grid_scale_at(hd, b * 32, at[tt], block[tt]);
+                sc[tt] = widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(scales), n);
             }
             dims(b * 32, b * 32 + 32, sc);
         }
@@ -446,17 +447,14 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     constexpr std::size_t kElement = T == 0 ? 4 : T == 1 ? 2 : 1;
     SpanPrefetcher prefetch_span;
     const auto prefetch_keys = [&](const KvRun& r) {  // dims whose rows share lines: the grid's span
-        const auto at = [&](std::int64_t d, std::int64_t u) {
-            return r.k + static_cast<std::size_t>(d * r.k_block + r.k_first + u) * kElement;
-        };
+        const auto at = [&](std::int64_t d, std::int64_t u) { return r.k + grid_at(d, r.k_first + u, r.k_block, kElement); };
         if (static_cast<std::size_t>(r.k_block) * kElement <= 64) {
             prefetch_span(at(0, 0), at(hd - 1, r.n));
         } else {
             for (std::int64_t d = 0; d < hd; ++d) prefetch_span(at(d, 0), at(d, r.n));
         }
         if constexpr (T == 2) {
-            const std::uint8_t* sc = r.k + hd * r.k_block;
-            prefetch_span(sc + 2 * r.k_first, sc + 2 * ((hd / 32 - 1) * r.k_block + r.k_first + r.n));
+            prefetch_span(r.k + grid_scale_at(hd, 0, r.k_first, r.k_block), r.k + grid_scale_at(hd, hd - 1, r.k_first + r.n, r.k_block));
         }
     };
     KeyTile pending[2];

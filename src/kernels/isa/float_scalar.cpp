@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/fp16.hpp"
+#include "kernels/kv_grid.hpp"
 #include "kernels/isa/isa_kernels.hpp"
 #include "kernels/quants.hpp"
 
@@ -109,15 +110,15 @@ float kv_value(const std::uint8_t* row, std::int64_t i) {
 // Dim i of key u of a run (its key grid: [dim][position], Q8_0 scales after the quants).
 template <int T>
 float kv_key(const KvRun& run, std::int64_t u, std::int64_t i, std::int64_t hd) {
-    const std::int64_t at = i * run.k_block + run.k_first + u;
+    constexpr std::size_t kElement = T == 0 ? 4 : T == 1 ? 2 : 1;
+    const std::uint8_t* at = run.k + grid_at(i, run.k_first + u, run.k_block, kElement);
     if constexpr (T == 0) {
-        return load_at<float>(run.k, at);
+        return load_at<float>(at, 0);
     } else if constexpr (T == 1) {
-        return fp16_to_fp32(load_at<std::uint16_t>(run.k, at));
+        return fp16_to_fp32(load_at<std::uint16_t>(at, 0));
     } else {
-        const auto q = static_cast<std::int8_t>(run.k[at]);
-        const float d = fp16_to_fp32(load_at<std::uint16_t>(run.k + hd * run.k_block, (i / 32) * run.k_block + run.k_first + u));
-        return static_cast<float>(q) * d;
+        const float d = fp16_to_fp32(load_at<std::uint16_t>(run.k + grid_scale_at(hd, i, run.k_first + u, run.k_block), 0));
+        return static_cast<float>(static_cast<std::int8_t>(*at)) * d;
     }
 }
 
