@@ -49,9 +49,9 @@ struct AttendQueries {
 };
 
 /// Floats of scratch an attention call needs (n_pos: the keys of the runs): every query's
-/// scores and softmax sum, and a tile of up to 16 keys or values widened to float.
+/// scores and softmax sum, and a group of up to 8 queries transposed.
 constexpr std::int64_t attend_scratch_floats(std::int64_t n_queries, std::int64_t n_pos, std::int64_t hd) noexcept {
-    return n_queries * (n_pos + 1) + 16 * hd;
+    return n_queries * (n_pos + 1) + 8 * hd;
 }
 
 using AttendFn = void (*)(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "kernels/kv_grid.hpp"
 #include "kernels/quant_blocks.hpp"
@@ -52,8 +53,17 @@ void kv_load_row(KvType type, const std::uint8_t* src, float* dst, std::int64_t 
 
 namespace {
 
-/// Bytes of one grid element and of the grid's quants (the Q8_0 scales follow them).
-std::size_t element_bytes(KvType type) noexcept { return type == KvType::f32 ? 4 : type == KvType::f16 ? 2 : 1; }
+/// fn(std::integral_constant<std::size_t, E>{}) with E the bytes of one of the type's grid
+/// elements (Q8_0: a quant; its scales follow the quants): a copy of a constant size is a plain
+/// load and store, one of a run-time size a call per element.
+template <class Fn>
+void with_element_bytes(KvType type, Fn&& fn) {
+    switch (type) {
+        case KvType::f32: return fn(std::integral_constant<std::size_t, 4>{});
+        case KvType::f16: return fn(std::integral_constant<std::size_t, 2>{});
+        case KvType::q8_0: return fn(std::integral_constant<std::size_t, 1>{});
+    }
+}
 
 }  // namespace
 
@@ -73,15 +83,17 @@ void kv_store_key(KvType type, const float* src, std::uint8_t* grid, std::int64_
         }
         return;
     }
-    const std::size_t e = element_bytes(type);
-    alignas(4) std::uint8_t stored[256 * 4];
-    for (std::int64_t d0 = 0; d0 < hd; d0 += 256) {  // rounded as a row, 256 values at a time
-        const std::int64_t n = std::min<std::int64_t>(256, hd - d0);
-        kv_store_row(type, src + d0, stored, n);
-        for (std::int64_t d = 0; d < n; ++d) {
-            std::memcpy(grid + kernels::grid_at(d0 + d, u, block, e), stored + static_cast<std::size_t>(d) * e, e);
+    with_element_bytes(type, [&](auto element) {
+        constexpr std::size_t e = decltype(element)::value;
+        alignas(4) std::uint8_t stored[256 * 4];
+        for (std::int64_t d0 = 0; d0 < hd; d0 += 256) {  // rounded as a row, 256 values at a time
+            const std::int64_t n = std::min<std::int64_t>(256, hd - d0);
+            kv_store_row(type, src + d0, stored, n);
+            for (std::int64_t d = 0; d < n; ++d) {
+                std::memcpy(grid + kernels::grid_at(d0 + d, u, block, e), stored + static_cast<std::size_t>(d) * e, e);
+            }
         }
-    }
+    });
 }
 
 void kv_load_key(KvType type, const std::uint8_t* grid, std::int64_t block, std::int64_t u, std::int64_t hd,
@@ -93,27 +105,31 @@ void kv_load_key(KvType type, const std::uint8_t* grid, std::int64_t block, std:
             for (std::int64_t j = 0; j < kernels::kQK; ++j) {
                 blk.qs[j] = static_cast<std::int8_t>(grid[kernels::grid_at(b * kernels::kQK + j, u, block, 1)]);
             }
-            kv_load_row(type, reinterpret_cast<const std::uint8_t*>(&blk), dst + b * kernels::kQK, kernels::kQK);
+            kernels::dequantize_q8_0(&blk, dst + b * kernels::kQK, kernels::kQK);
         }
         return;
     }
-    const std::size_t e = element_bytes(type);
-    alignas(4) std::uint8_t stored[256 * 4];
-    for (std::int64_t d0 = 0; d0 < hd; d0 += 256) {
-        const std::int64_t n = std::min<std::int64_t>(256, hd - d0);
-        for (std::int64_t d = 0; d < n; ++d) {
-            std::memcpy(stored + static_cast<std::size_t>(d) * e, grid + kernels::grid_at(d0 + d, u, block, e), e);
+    with_element_bytes(type, [&](auto element) {
+        constexpr std::size_t e = decltype(element)::value;
+        alignas(4) std::uint8_t stored[256 * 4];
+        for (std::int64_t d0 = 0; d0 < hd; d0 += 256) {
+            const std::int64_t n = std::min<std::int64_t>(256, hd - d0);
+            for (std::int64_t d = 0; d < n; ++d) {
+                std::memcpy(stored + static_cast<std::size_t>(d) * e, grid + kernels::grid_at(d0 + d, u, block, e), e);
+            }
+            kv_load_row(type, stored, dst + d0, n);
         }
-        kv_load_row(type, stored, dst + d0, n);
-    }
+    });
 }
 
 void kv_copy_key(KvType type, const std::uint8_t* src, std::int64_t su, std::uint8_t* dst, std::int64_t du,
                  std::int64_t block, std::int64_t hd) noexcept {
-    const std::size_t e = element_bytes(type);
-    for (std::int64_t d = 0; d < hd; ++d) {
-        std::memcpy(dst + kernels::grid_at(d, du, block, e), src + kernels::grid_at(d, su, block, e), e);
-    }
+    with_element_bytes(type, [&](auto element) {
+        constexpr std::size_t e = decltype(element)::value;
+        for (std::int64_t d = 0; d < hd; ++d) {
+            std::memcpy(dst + kernels::grid_at(d, du, block, e), src + kernels::grid_at(d, su, block, e), e);
+        }
+    });
     if (type == KvType::q8_0) {  // the scales after the quants
         for (std::int64_t d = 0; d < hd; d += kernels::kQK) {
             std::memcpy(dst + kernels::grid_scale_at(hd, d, du, block), src + kernels::grid_scale_at(hd, d, su, block), 2);

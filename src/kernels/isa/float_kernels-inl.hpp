@@ -555,7 +555,6 @@ template <class A, int T, int C>
 inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
                             std::size_t row_bytes, float scale, float softcap, float* scratch) {
     constexpr std::int64_t L = kLanes<A>;
-    static_assert(L <= 16, "attend_scratch_floats' 16 * hd floats hold 8 transposed queries");
     // Accumulator registers a group may hold (of 32 on AVX-512 and NEON, 16 on AVX2).
 #if defined(__aarch64__)
     constexpr int kRegs = 16;
@@ -587,7 +586,7 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
         }
     };
     // Scores: a key dim widened once for a group's FMAs (decode: one group per key/value head).
-    float* qT = inv_sum + n_queries;
+    float* qT = inv_sum + n_queries;  // attend_scratch_floats' last 8 * hd floats
     for_groups([&](std::int64_t r, std::int64_t qi, auto nq_c) {
         constexpr int NQ = decltype(nq_c)::value;
         score_span<A, T, NQ, kRegs>(q_of(qi), hd, runs, n_runs, start(r), start(r) + qs.n_pos[r], scale, qT,
