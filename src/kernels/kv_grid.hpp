@@ -9,6 +9,10 @@
 
 namespace ember::kernels {
 
+/// Bytes of a grid element for the kernels' KV type codes (0 F32, 1 F16, 2 Q8_0's quants).
+template <int T>
+inline constexpr std::size_t kGridElement = T == 0 ? 4 : T == 1 ? 2 : 1;
+
 /// Byte offset of dim d of position u.
 constexpr std::size_t grid_at(std::int64_t d, std::int64_t u, std::int64_t block, std::size_t element) noexcept {
     return (static_cast<std::size_t>(d) * static_cast<std::size_t>(block) + static_cast<std::size_t>(u)) * element;

@@ -323,7 +323,7 @@ inline FB<A> load_kv(const std::uint8_t* row, std::int64_t i, std::int64_t left)
 template <class A, int T>
 inline FB<A> key_dim(const std::uint8_t* grid, std::int64_t at, std::int64_t block, std::int64_t d, std::int64_t n,
                      const FB<A>& scale) {
-    const std::uint8_t* p = grid + grid_at(d, at, block, T == 0 ? 4 : T == 1 ? 2 : 1);
+    const std::uint8_t* p = grid + grid_at(d, at, block, kGridElement<T>);
     if constexpr (T == 0) {
         return n == kLanes<A> ? FB<A>::load_unaligned(reinterpret_cast<const float*>(p))
                               : load_part<A>(reinterpret_cast<const float*>(p), n);
@@ -444,7 +444,7 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     // What is read kAhead runs (pages) on is prefetched while a run is computed: once a decode
     // step has streamed the weights the cache is out of the caches.
     constexpr int kAhead = 2;
-    constexpr std::size_t kElement = T == 0 ? 4 : T == 1 ? 2 : 1;
+    constexpr std::size_t kElement = kGridElement<T>;
     SpanPrefetcher prefetch_span;
     const auto prefetch_keys = [&](const KvRun& r) {  // dims whose rows share lines: the grid's span
         const auto at = [&](std::int64_t d, std::int64_t u) { return r.k + grid_at(d, r.k_first + u, r.k_block, kElement); };
@@ -497,7 +497,7 @@ template <class A, int T, int NQ, int CC>
     constexpr std::int64_t L = kLanes<A>;
     constexpr int NC = CC > 0 ? CC : 1;
     constexpr int kAhead = 2;  // runs whose rows (this pass's bytes of them) are prefetched ahead
-    constexpr std::size_t kElement = T == 0 ? 4 : T == 1 ? 2 : 1;
+    constexpr std::size_t kElement = kGridElement<T>;
     // The bytes of a row this pass reads (Q8_0: the blocks its lanes lie in, scales included).
     const std::int64_t i1 = CC > 0 ? i0 + CC * L : i0 + left;
     const std::size_t b0 = T == 2 ? static_cast<std::size_t>(i0 / 32) * 34 : static_cast<std::size_t>(i0) * kElement;

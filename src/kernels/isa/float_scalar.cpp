@@ -110,7 +110,7 @@ float kv_value(const std::uint8_t* row, std::int64_t i) {
 // Dim i of key u of a run (its key grid: [dim][position], Q8_0 scales after the quants).
 template <int T>
 float kv_key(const KvRun& run, std::int64_t u, std::int64_t i, std::int64_t hd) {
-    constexpr std::size_t kElement = T == 0 ? 4 : T == 1 ? 2 : 1;
+    constexpr std::size_t kElement = kGridElement<T>;
     const std::uint8_t* at = run.k + grid_at(i, run.k_first + u, run.k_block, kElement);
     if constexpr (T == 0) {
         return load_at<float>(at, 0);
