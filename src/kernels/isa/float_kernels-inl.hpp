@@ -484,43 +484,60 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     if (n_pending == 1) score_tiles<A, T, NQ, 1, true>(qT, pending, hd, scale, dst, dst_stride);
 }
 
+/// What value_span does with the part of a head it sums: where its accumulators start (zero or
+/// the partial sums at out) and where they end (out, as partial sums or scaled by inv).
+struct ValuePart {
+    bool first, last;
+    bool prefetch;            // prefetch the rows' head parts (b0, b1) of runs ahead
+    std::size_t b0, b1;       // the bytes of a row's head part to prefetch
+    std::int64_t run, key;    // a run at or before the one holding t_lo, and its first key
+};
+
 /// Lanes [i0, i0 + CC * lanes) (CC = 0: [i0, i0 + left)) of the outputs of NQ queries of one
 /// row, out_j = inv_j * sum over its keys t in [t_lo, t_hi), in order, of p_j[t] * V[t]: query
 /// j's scores at p + j * p_stride (indexed by key), its output at out + j * hd. Each output lane
 /// is one FMA chain over the keys from 0, whatever NQ, CC and the runs: the same bits for a query
-/// alone or in a block. The accumulators stay in registers over all the keys, and each value
-/// is widened once per pass, as it is loaded. Not inlined, for the registers (as score_tiles).
+/// alone or in a block. The accumulators stay in registers over [t_lo, t_hi), and each value is
+/// widened once per pass, as it is loaded; a longer span goes in parts (ValuePart) that carry
+/// the partial sums through out, which is exact. Not inlined, for the registers (as score_tiles).
 template <class A, int T, int NQ, int CC>
 [[gnu::noinline]] void value_span(const float* p, std::int64_t p_stride, const KvRun* runs, std::int64_t n_runs,
                                   std::size_t row_bytes, std::int64_t t_lo, std::int64_t t_hi, std::int64_t i0,
-                                  std::int64_t left, std::int64_t hd, const float* inv, float* out) {
+                                  std::int64_t left, std::int64_t hd, const float* inv, float* out,
+                                  const ValuePart& part) {
     constexpr std::int64_t L = kLanes<A>;
     constexpr int NC = CC > 0 ? CC : 1;
-    constexpr int kAhead = 2;  // runs whose rows (this pass's bytes of them) are prefetched ahead
-    constexpr std::size_t kElement = kGridElement<T>;
-    // The bytes of a row this pass reads (Q8_0: the blocks its lanes lie in, scales included).
-    const std::int64_t i1 = CC > 0 ? i0 + CC * L : i0 + left;
-    const std::size_t b0 = T == 2 ? static_cast<std::size_t>(i0 / 32) * 34 : static_cast<std::size_t>(i0) * kElement;
-    const std::size_t b1 = T == 2 ? static_cast<std::size_t>((i1 + 31) / 32) * 34 : static_cast<std::size_t>(i1) * kElement;
+    constexpr int kAhead = 2;  // runs whose rows are prefetched ahead
     SpanPrefetcher prefetch_span;
     const auto prefetch_run = [&](const KvRun& r) {
         for (std::int64_t u = 0; u < r.n; ++u) {
             const std::uint8_t* row = r.v + static_cast<std::size_t>(u) * row_bytes;
-            prefetch_span(row + b0, row + b1);
+            prefetch_span(row + part.b0, row + part.b1);
         }
     };
     FB<A> acc[NQ][NC];
 #pragma GCC unroll 8
     for (int j = 0; j < NQ; ++j) {
 #pragma GCC unroll 8
-        for (int c = 0; c < NC; ++c) acc[j][c] = FB<A>(0.0f);
+        for (int c = 0; c < NC; ++c) {
+            const float* src = out + j * hd + i0 + c * L;
+            if (part.first) {
+                acc[j][c] = FB<A>(0.0f);
+            } else if constexpr (CC > 0) {
+                acc[j][c] = FB<A>::load_unaligned(src);
+            } else {
+                acc[j][c] = load_part<A>(src, left);
+            }
+        }
     }
-    std::int64_t ri = 0, t0 = 0;
+    std::int64_t ri = part.run, t0 = part.key;
     for (; ri < n_runs && t0 + runs[ri].n <= t_lo; ++ri) t0 += runs[ri].n;  // runs before the span
-    for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_run(runs[i]);
+    if (part.prefetch) {
+        for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_run(runs[i]);
+    }
     for (; ri < n_runs && t0 < t_hi; t0 += runs[ri++].n) {
         const KvRun& run = runs[ri];
-        if (ri + kAhead < n_runs) prefetch_run(runs[ri + kAhead]);
+        if (part.prefetch && ri + kAhead < n_runs) prefetch_run(runs[ri + kAhead]);
         const std::int64_t u_lo = t_lo > t0 ? t_lo - t0 : 0, u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
         const std::uint8_t* row = run.v + static_cast<std::size_t>(u_lo) * row_bytes;
         const float* pu = p + t0;
@@ -537,7 +554,7 @@ template <class A, int T, int NQ, int CC>
     for (int j = 0; j < NQ; ++j) {
 #pragma GCC unroll 8
         for (int c = 0; c < NC; ++c) {
-            const FB<A> o = acc[j][c] * FB<A>(inv[j]);
+            const FB<A> o = part.last ? acc[j][c] * FB<A>(inv[j]) : acc[j][c];
             float* dst = out + j * hd + i0 + c * L;
             if constexpr (CC > 0) {
                 o.store_unaligned(dst);
@@ -604,14 +621,37 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
         }
         inv_sum[qi] = 1.0f / softmax_numerator<A>(s, n_pos);
     }
+    // Where a head takes more than two passes (AVX2 and NEON at hd 64: 8), the keys go in parts
+    // of kPartKeys, all passes over one part before the next: the first pass brings the part's
+    // value rows into L2 (prefetching the whole head part of each) and the others find them
+    // there, where each pass over a deep cache's keys had read them from L3 or memory again.
+    // With two passes (AVX-512 at hd 64) parts measured slower for F32: whole-span passes stay.
     constexpr int kVectors = C > 0 ? C : 1;  // a head's vectors (C = 0: chunks, the last partial)
+    constexpr std::int64_t kPartKeys = 256;
+    constexpr std::size_t kElement = kGridElement<T>;
+    // Where in a row value i lies, rounded down or up to its Q8_0 block (scales included).
+    const auto row_at = [&](std::int64_t i, bool up) {
+        i = i < hd ? i : hd;
+        return T == 2 ? static_cast<std::size_t>((i + (up ? 31 : 0)) / 32) * 34 : static_cast<std::size_t>(i) * kElement;
+    };
+    const std::size_t head_part = row_at(hd, true);
     for_groups([&](std::int64_t r, std::int64_t qi, auto nq_c) {
         constexpr int NQ = decltype(nq_c)::value;
         constexpr int CC = C == 0 ? 0 : kVectors < kRegs / NQ ? kVectors : static_cast<int>(kRegs / NQ);
         constexpr std::int64_t kStep = (CC > 0 ? CC : 1) * L;
-        for (std::int64_t i0 = 0; i0 < hd; i0 += kStep) {
-            value_span<A, T, NQ, CC>(scratch + qi * n_keys, n_keys, runs, n_runs, row_bytes, start(r),
-                                     start(r) + qs.n_pos[r], i0, hd - i0, hd, inv_sum + qi, out_of(qi));
+        const std::int64_t t_lo = start(r), t_hi = start(r) + qs.n_pos[r];
+        const bool in_parts = hd > 2 * kStep;
+        const std::int64_t part_keys = in_parts ? kPartKeys : t_hi - t_lo;
+        std::int64_t ri = 0, t0 = 0;  // the run holding k0, and its first key
+        for (std::int64_t k0 = t_lo; k0 < t_hi; k0 += part_keys) {
+            const std::int64_t k1 = t_hi - k0 < part_keys ? t_hi : k0 + part_keys;
+            for (; ri < n_runs && t0 + runs[ri].n <= k0; ++ri) t0 += runs[ri].n;
+            for (std::int64_t i0 = 0; i0 < hd; i0 += kStep) {
+                const ValuePart part = in_parts ? ValuePart{k0 == t_lo, k1 == t_hi, i0 == 0, 0, head_part, ri, t0}
+                                                : ValuePart{true, true, true, row_at(i0, false), row_at(i0 + kStep, true), 0, 0};
+                value_span<A, T, NQ, CC>(scratch + qi * n_keys, n_keys, runs, n_runs, row_bytes, k0, k1, i0,
+                                         hd - i0, hd, inv_sum + qi, out_of(qi), part);
+            }
         }
     });
 }

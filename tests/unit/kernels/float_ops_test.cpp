@@ -201,7 +201,7 @@ TEST_CASE("attention of every ISA and KV type matches the scalar twin, over page
             const AttendFn attend = float_kernels(isa).attend(type);
             for (std::int64_t hd : {8, 16, 20, 32, 48, 64, 128, 256}) {
                 if (type == KvType::q8_0 && hd % 32 != 0) continue;
-                for (std::int64_t n_pos : {1, 2, 5, 16, 17, 70}) {
+                for (std::int64_t n_pos : {1, 2, 5, 16, 17, 70, 600}) {  // 600: values summed in parts
                     for (std::int64_t n_q : {1, 3, 8}) {  // 8: groups of 4 queries where registers allow
                         for (const float softcap : {0.0f, 3.0f}) {
                             INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type) + " hd=" +
@@ -229,21 +229,24 @@ TEST_CASE("attention of every ISA and KV type matches the scalar twin, over page
 
 TEST_CASE("attention gives the same bits however the positions are split into pages", "[float_ops][attention][isa]") {
     // Batch invariance over a paged cache: a sequence's pages lie wherever the pool put them.
+    // 600 positions: the values are summed in parts of 256 keys where a head takes two passes.
     using ember::KvType;
-    const std::int64_t hd = 64, n_pos = 45, n_q = 2;
-    for (const KvType type : {KvType::f32, KvType::f16, KvType::q8_0}) {
-        for (Isa isa : kernel_test::available_isas()) {
-            INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type));
-            const AttendFn attend = float_kernels(isa).attend(type);
-            const auto q = random_floats(static_cast<std::size_t>(n_q * hd), 5, 0.5f);
-            std::vector<float> want;
-            for (const std::int64_t run : {std::int64_t{45}, std::int64_t{16}, std::int64_t{7}, std::int64_t{1}}) {
-                const KvRows kv(type, hd, n_pos, run);
-                std::vector<float> out(static_cast<std::size_t>(n_q * hd)), scores(static_cast<std::size_t>(attend_scratch_floats(n_q, n_pos, hd)));
-                attend_row(attend, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.125f, 0.0f, out.data(),
-                       scores.data());
-                if (want.empty()) want = out;
-                REQUIRE(out == want);
+    const std::int64_t hd = 64, n_q = 8;
+    for (const std::int64_t n_pos : {std::int64_t{45}, std::int64_t{600}}) {
+        for (const KvType type : {KvType::f32, KvType::f16, KvType::q8_0}) {
+            for (Isa isa : kernel_test::available_isas()) {
+                INFO(std::string(isa_name(isa)) + " " + ember::model::kv_type_name(type) + " n_pos=" + std::to_string(n_pos));
+                const AttendFn attend = float_kernels(isa).attend(type);
+                const auto q = random_floats(static_cast<std::size_t>(n_q * hd), 5, 0.5f);
+                std::vector<float> want;
+                for (const std::int64_t run : {n_pos, std::int64_t{16}, std::int64_t{7}, std::int64_t{1}}) {
+                    const KvRows kv(type, hd, n_pos, run);
+                    std::vector<float> out(static_cast<std::size_t>(n_q * hd)), scores(static_cast<std::size_t>(attend_scratch_floats(n_q, n_pos, hd)));
+                    attend_row(attend, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.125f, 0.0f, out.data(),
+                           scores.data());
+                    if (want.empty()) want = out;
+                    REQUIRE(out == want);
+                }
             }
         }
     }
