@@ -621,11 +621,11 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
         }
         inv_sum[qi] = 1.0f / softmax_numerator<A>(s, n_pos);
     }
-    // Where a head takes more than two passes (AVX2 and NEON at hd 64: 8), the keys go in parts
-    // of kPartKeys, all passes over one part before the next: the first pass brings the part's
-    // value rows into L2 (prefetching the whole head part of each) and the others find them
-    // there, where each pass over a deep cache's keys had read them from L3 or memory again.
-    // With two passes (AVX-512 at hd 64) parts measured slower for F32: whole-span passes stay.
+    // Where a head takes more than four passes (8 on AVX2 and NEON at hd 64, on AVX-512 at 256),
+    // the keys go in parts of kPartKeys, all passes over one part before the next: the first
+    // pass brings the part's value rows into L2 (prefetching the whole head part of each) and
+    // the others find them there, where each pass over a deep cache's keys had read them from
+    // L3 or memory again. With 2 or 4 passes (AVX-512 at 64 and 128) parts measured slower.
     constexpr int kVectors = C > 0 ? C : 1;  // a head's vectors (C = 0: chunks, the last partial)
     constexpr std::int64_t kPartKeys = 256;
     constexpr std::size_t kElement = kGridElement<T>;
@@ -640,7 +640,7 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
         constexpr int CC = C == 0 ? 0 : kVectors < kRegs / NQ ? kVectors : static_cast<int>(kRegs / NQ);
         constexpr std::int64_t kStep = (CC > 0 ? CC : 1) * L;
         const std::int64_t t_lo = start(r), t_hi = start(r) + qs.n_pos[r];
-        const bool in_parts = hd > 2 * kStep;
+        const bool in_parts = hd > 4 * kStep;
         const std::int64_t part_keys = in_parts ? kPartKeys : t_hi - t_lo;
         std::int64_t ri = 0, t0 = 0;  // the run holding k0, and its first key
         for (std::int64_t k0 = t_lo; k0 < t_hi; k0 += part_keys) {
