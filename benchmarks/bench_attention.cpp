@@ -24,34 +24,34 @@ using namespace ember;
 namespace {
 
 constexpr std::int64_t kLayers = 22, kHeads = 32, kKvHeads = 4, kBlock = 16;
-std::int64_t g_head_dim = 64;  // head dim: TinyLlama's by default, the fourth argument
 
 struct Cache {
     KvType type;
+    std::int64_t hd;
     std::size_t row_bytes, head_bytes, page_bytes;
     std::int64_t pages_per_layer;
     std::shared_ptr<std::uint8_t> k, v;  // page g of layer l is page l * pages_per_layer + g
 };
 
-Cache make_cache(KvType type, std::int64_t depth) {
-    const std::size_t row_bytes = model::kv_row_bytes(type, kKvHeads * g_head_dim, g_head_dim);
-    Cache c{type, row_bytes, row_bytes / kKvHeads, row_bytes * kBlock, depth / kBlock, {}, {}};
+Cache make_cache(KvType type, std::int64_t hd, std::int64_t depth) {
+    const std::size_t row_bytes = model::kv_row_bytes(type, kKvHeads * hd, hd);
+    Cache c{type, hd, row_bytes, row_bytes / kKvHeads, row_bytes * kBlock, depth / kBlock, {}, {}};
     const std::size_t bytes = c.page_bytes * static_cast<std::size_t>(c.pages_per_layer * kLayers);
     c.k = allocate_zeroed_pages(bytes, "bench keys");
     c.v = allocate_zeroed_pages(bytes, "bench values");
     std::mt19937 rng(7);
     std::normal_distribution<float> dist(0.0f, 1.0f);
-    std::vector<float> row(kKvHeads * g_head_dim);
+    std::vector<float> row(kKvHeads * hd);
     for (std::int64_t r = 0; r < depth * kLayers; ++r) {  // depth is whole pages (checked in main)
         const std::size_t page = static_cast<std::size_t>(r / kBlock) * c.page_bytes;
         for (float& x : row) x = dist(rng);
         for (std::int64_t h = 0; h < kKvHeads; ++h) {
-            model::kv_store_key(type, &row[static_cast<std::size_t>(h * g_head_dim)],
-                                c.k.get() + page + static_cast<std::size_t>(h * kBlock) * c.head_bytes, kBlock, r % kBlock, g_head_dim);
+            model::kv_store_key(type, &row[static_cast<std::size_t>(h * hd)],
+                                c.k.get() + page + static_cast<std::size_t>(h * kBlock) * c.head_bytes, kBlock, r % kBlock, hd);
         }
         for (float& x : row) x = dist(rng);
         model::kv_store_row(type, row.data(), c.v.get() + page + static_cast<std::size_t>(r % kBlock) * row_bytes,
-                            kKvHeads * g_head_dim);
+                            kKvHeads * hd);
     }
     return c;
 }
@@ -61,7 +61,7 @@ double token_seconds(const Cache& c, std::int64_t depth, bool one_layer, int n_t
                      std::vector<float>& scratch, std::vector<kernels::KvRun>& runs) {
     const kernels::AttendFn fn = kernels::float_kernels().attend(c.type);
     const std::int64_t n_pages = c.pages_per_layer;
-    const std::int64_t per_worker = kernels::attend_scratch_floats(kHeads / kKvHeads, depth, g_head_dim);
+    const std::int64_t per_worker = kernels::attend_scratch_floats(kHeads / kKvHeads, depth, c.hd);
     const auto t0 = std::chrono::steady_clock::now();
     for (std::int64_t l = 0; l < kLayers; ++l) {
         const std::size_t layer = one_layer ? 0 : static_cast<std::size_t>(l * n_pages) * c.page_bytes;
@@ -74,8 +74,8 @@ double token_seconds(const Cache& c, std::int64_t depth, bool one_layer, int n_t
                             c.v.get() + page + static_cast<std::size_t>(h) * c.head_bytes, kBlock, 0, kBlock};
                 }
                 const std::int64_t group = kHeads / kKvHeads;
-                const kernels::AttendQueries qs{q + h * group * g_head_dim, out + h * group * g_head_dim, 1, group, kHeads * g_head_dim, &depth};
-                fn(qs, g_head_dim, r, n_pages, c.row_bytes, 0.125f, 0.0f, &scratch[static_cast<std::size_t>(worker * per_worker)]);
+                const kernels::AttendQueries qs{q + h * group * c.hd, out + h * group * c.hd, 1, group, kHeads * c.hd, &depth};
+                fn(qs, c.hd, r, n_pages, c.row_bytes, 0.125f, 0.0f, &scratch[static_cast<std::size_t>(worker * per_worker)]);
             }
         });
     }
@@ -88,29 +88,29 @@ int main(int argc, char** argv) {
     const int n_threads = argc > 1 ? std::atoi(argv[1]) : 2;
     const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
     const std::int64_t depth = argc > 3 ? std::atoll(argv[3]) : 4096;
-    if (argc > 4) g_head_dim = std::atoll(argv[4]);
-    if (g_head_dim < 32 || g_head_dim > 256 || g_head_dim % 32 != 0) {
-        std::fprintf(stderr, "head dim %lld: must be a multiple of 32 in [32, 256]\n", static_cast<long long>(g_head_dim));
+    const std::int64_t hd = argc > 4 ? std::atoll(argv[4]) : 64;  // TinyLlama's head dim by default
+    if (hd < 32 || hd > 256 || hd % 32 != 0) {
+        std::fprintf(stderr, "head dim %lld: must be a multiple of 32 in [32, 256]\n", static_cast<long long>(hd));
         return 1;
     }
     if (n_threads < 1 || reps < 1 || depth < kBlock || depth % kBlock != 0) {
-        std::fprintf(stderr, "usage: bench_attention [threads>=1] [reps>=1] [depth: a multiple of 16]\n");
+        std::fprintf(stderr, "usage: bench_attention [threads>=1] [reps>=1] [depth: a multiple of 16] [head_dim]\n");
         return 2;
     }
     std::printf("ISA %.*s, %d threads, depth %lld, %lld layers x %lld kv heads (%lld query heads) of %lld\n",
                 static_cast<int>(kernels::isa_name().size()), kernels::isa_name().data(), n_threads,
                 static_cast<long long>(depth), static_cast<long long>(kLayers), static_cast<long long>(kKvHeads),
-                static_cast<long long>(kHeads), static_cast<long long>(g_head_dim));
+                static_cast<long long>(kHeads), static_cast<long long>(hd));
     std::printf("%-5s %-7s %10s %9s %8s %9s\n", "type", "from", "us/token", "GB/s", "of read", "GFLOP/s");
-    std::vector<float> q(kHeads * g_head_dim), out(kHeads * g_head_dim);
+    std::vector<float> q(kHeads * hd), out(kHeads * hd);
     std::mt19937 rng(3);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (float& x : q) x = dist(rng);
-    std::vector<float> scratch(static_cast<std::size_t>(n_threads * kernels::attend_scratch_floats(kHeads / kKvHeads, depth, g_head_dim)));
+    std::vector<float> scratch(static_cast<std::size_t>(n_threads * kernels::attend_scratch_floats(kHeads / kKvHeads, depth, hd)));
     std::vector<kernels::KvRun> runs(static_cast<std::size_t>(n_threads * (depth / kBlock)));
-    const double flops = 4.0 * g_head_dim * kHeads * static_cast<double>(depth) * kLayers;
+    const double flops = 4.0 * hd * kHeads * static_cast<double>(depth) * kLayers;
     for (const KvType type : {KvType::f32, KvType::f16, KvType::q8_0}) {
-        const Cache c = make_cache(type, depth);
+        const Cache c = make_cache(type, hd, depth);
         const double bytes = 2.0 * static_cast<double>(c.page_bytes * static_cast<std::size_t>(c.pages_per_layer)) * kLayers;
         const double rd =
             measure_read_bandwidth(beyond_cache_bytes(static_cast<std::size_t>(bytes)), n_threads, 5).median_bytes_per_second;
