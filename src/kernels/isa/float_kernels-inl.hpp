@@ -299,6 +299,9 @@ inline FB<A> broadcast_fp16(std::uint16_t h) {
     return FB<A>(fp16_to_fp32(h));
 }
 
+/// Bytes of a Q8_0 block of a value row: its fp16 scale, then 32 quants.
+constexpr std::size_t kQ8Block = 2 + 32;
+
 /// Values [i, i + lanes) of one head's row stored as `T` (0: F32, 1: F16, 2: Q8_0), left of them
 /// in the row. A Q8_0 chunk never straddles two blocks (lanes divide 32).
 template <class A, int T>
@@ -310,7 +313,7 @@ inline FB<A> load_kv(const std::uint8_t* row, std::int64_t i, std::int64_t left)
         return widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(row) + i, left);
     } else {
         static_assert(32 % kLanes<A> == 0, "a Q8_0 chunk must not straddle blocks");
-        const std::uint8_t* blk = row + (i / 32) * 34;
+        const std::uint8_t* blk = row + static_cast<std::size_t>(i / 32) * kQ8Block;
         std::uint16_t d;
         __builtin_memcpy(&d, blk, 2);
         return widen_i8<A>(reinterpret_cast<const std::int8_t*>(blk + 2 + i % 32), left) * broadcast_fp16<A>(d);
@@ -632,7 +635,7 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
     // Where in a row value i lies, rounded down or up to its Q8_0 block (scales included).
     const auto row_at = [&](std::int64_t i, bool up) {
         i = i < hd ? i : hd;
-        return T == 2 ? static_cast<std::size_t>((i + (up ? 31 : 0)) / 32) * 34 : static_cast<std::size_t>(i) * kElement;
+        return T == 2 ? static_cast<std::size_t>((i + (up ? 31 : 0)) / 32) * kQ8Block : static_cast<std::size_t>(i) * kElement;
     };
     const std::size_t head_part = row_at(hd, true);
     for_groups([&](std::int64_t r, std::int64_t qi, auto nq_c) {
