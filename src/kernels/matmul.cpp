@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/dispatch.hpp"
+#include "kernels/prefetch.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/zeroed_memory.hpp"
@@ -203,7 +204,7 @@ void prefetch_chunk_start(const MatmulJob* jobs, const GroupChunk& ch) {
     const std::uint8_t* base = w.data() + static_cast<std::size_t>(ch.g0) * gb;
     const std::int64_t n = std::min(kStartGroups, ch.g1 - ch.g0);
     for (std::int64_t g = 0; g < n; ++g) {
-        for (std::size_t o = 0; o < bytes; o += 64) __builtin_prefetch(base + static_cast<std::size_t>(g) * gb + o, 0, 2);
+        for (std::size_t o = 0; o < bytes; o += 64) prefetch_line<2>(base + static_cast<std::size_t>(g) * gb + o);
     }
 }
 

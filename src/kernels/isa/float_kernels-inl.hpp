@@ -27,6 +27,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/fp16.hpp"
 #include "kernels/kv_grid.hpp"
+#include "kernels/prefetch.hpp"
 
 namespace ember::kernels {
 namespace {
@@ -424,17 +425,11 @@ public:
         touch(to - 1);
     }
     static void lines(const std::uint8_t* from, const std::uint8_t* to) noexcept {
-        for (const std::uint8_t* p = from; p < to; p += 64) line(p);
-        line(to - 1);
+        for (const std::uint8_t* p = from; p < to; p += 64) prefetch_line(p);
+        prefetch_line(to - 1);
     }
 
 private:
-    static void line(const std::uint8_t* p) noexcept {
-        __builtin_prefetch(p);
-        // A loop of bare prefetches has no effect GCC 12 must keep: it deleted the value rows'
-        // loop once their loads were gone. The empty asm takes the address, so the loop stays.
-        asm volatile("" : : "r"(p));
-    }
     void touch(const std::uint8_t* p) noexcept {
         const std::uintptr_t page = reinterpret_cast<std::uintptr_t>(p) >> 12;
         if (page == page_) return;
