@@ -411,33 +411,17 @@ template <class A, int T, int NQ, int NT, bool kFull>
     }
 }
 
-/// Prefetches the lines of spans ahead of their use. Where a span enters a 4 KiB page other than
-/// the last one touched, `operator()` loads a byte first: on Zen 5 (in a VM at least) a software
-/// prefetch to a page the TLB does not hold does nothing, a load walks the page table. Without
-/// the loads the key grids' prefetches (64 lines a page) missed and decode attention from memory
-/// ran at half speed. The load waits for its line, though: the value rows' prefetches (one or
-/// two lines of a row, 4 to 8 rows a page) take `lines` alone, which decoded faster.
-class SpanPrefetcher {
-public:
-    void operator()(const std::uint8_t* from, const std::uint8_t* to) noexcept {
-        touch(from);
-        lines(from, to);
-        touch(to - 1);
-    }
-    static void lines(const std::uint8_t* from, const std::uint8_t* to) noexcept {
-        for (const std::uint8_t* p = from; p < to; p += 64) prefetch_line(p);
-        prefetch_line(to - 1);
-    }
-
-private:
-    void touch(const std::uint8_t* p) noexcept {
-        const std::uintptr_t page = reinterpret_cast<std::uintptr_t>(p) >> 12;
-        if (page == page_) return;
-        page_ = page;
-        (void)*static_cast<const volatile std::uint8_t*>(p);
-    }
-    std::uintptr_t page_ = 0;
-};
+/// Prefetches the lines of [from, to). A decode step streams the weights between two layers'
+/// attention, so the KV cache is out of the caches and each pass prefetches the runs it reads
+/// some runs ahead. On Zen 5 (in a VM at least) the first prefetch into a 4 KiB page the
+/// translation caches lack fetched little: the passes also prefetch one line of each page of
+/// the run after those (`prime`), a step before its lines go out. That measured faster than
+/// loading a byte of each new page (the loads wait for memory) and than prefetching all lines
+/// a run further ahead.
+inline void prefetch_lines(const std::uint8_t* from, const std::uint8_t* to) noexcept {
+    for (const std::uint8_t* p = from; p < to; p += 64) prefetch_line(p);
+    prefetch_line(to - 1);
+}
 
 /// Scores of NQ queries of one row (query j at q + j * hd) against its keys [t_lo, t_hi): scale *
 /// dot(q_j, K[t]) at dst + j * dst_stride + t. The keys go in tiles of up to lanes positions from
@@ -450,22 +434,22 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     for (std::int64_t d = 0; d < hd; ++d) {
         for (int j = 0; j < NQ; ++j) qT[d * NQ + j] = q[j * hd + d];
     }
-    // What is read kAhead runs (pages) on is prefetched while a run is computed: once a decode
-    // step has streamed the weights the cache is out of the caches.
+    // What is read kAhead runs (pages) on is prefetched while a run is computed, and the first
+    // line of the run after those primes its page (prefetch_lines).
     constexpr int kAhead = 2;
     constexpr std::size_t kElement = kGridElement<T>;
-    SpanPrefetcher prefetch_span;
     const auto prefetch_keys = [&](const KvRun& r) {  // dims whose rows share lines: the grid's span
         const auto at = [&](std::int64_t d, std::int64_t u) { return r.k + grid_at(d, r.k_first + u, r.k_block, kElement); };
         if (static_cast<std::size_t>(r.k_block) * kElement <= 64) {
-            prefetch_span(at(0, 0), at(hd - 1, r.n));
+            prefetch_lines(at(0, 0), at(hd - 1, r.n));
         } else {
-            for (std::int64_t d = 0; d < hd; ++d) prefetch_span(at(d, 0), at(d, r.n));
+            for (std::int64_t d = 0; d < hd; ++d) prefetch_lines(at(d, 0), at(d, r.n));
         }
         if constexpr (T == 2) {
-            prefetch_span(r.k + grid_scale_at(hd, 0, r.k_first, r.k_block), r.k + grid_scale_at(hd, hd - 1, r.k_first + r.n, r.k_block));
+            prefetch_lines(r.k + grid_scale_at(hd, 0, r.k_first, r.k_block), r.k + grid_scale_at(hd, hd - 1, r.k_first + r.n, r.k_block));
         }
     };
+    const auto prime_keys = [&](const KvRun& r) { prefetch_line(r.k + grid_at(0, r.k_first, r.k_block, kElement)); };
     KeyTile pending[2];
     int n_pending = 0;
     std::int64_t ri = 0, t0 = 0;
@@ -473,6 +457,7 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_keys(runs[i]);
     for (; ri < n_runs && t0 < t_hi; t0 += runs[ri++].n) {
         if (ri + kAhead < n_runs) prefetch_keys(runs[ri + kAhead]);
+        if (ri + kAhead + 1 < n_runs) prime_keys(runs[ri + kAhead + 1]);
         const KvRun& run = runs[ri];
         const std::int64_t u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
         for (std::int64_t u = t_lo > t0 ? t_lo - t0 : 0; u < u_hi; u += L) {
@@ -516,11 +501,15 @@ template <class A, int T, int NQ, int CC>
                                   const ValuePart& part) {
     constexpr std::int64_t L = kLanes<A>;
     constexpr int NC = CC > 0 ? CC : 1;
-    constexpr int kAhead = 2;  // runs whose rows are prefetched ahead
-    const auto prefetch_run = [&](const KvRun& r) {  // lines only, no page loads (SpanPrefetcher)
+    constexpr int kAhead = 2;  // runs whose rows are prefetched ahead; the next one is primed (prefetch_lines)
+    const auto prefetch_run = [&](const KvRun& r, bool prime) {
         for (std::int64_t u = 0; u < r.n; ++u) {
             const std::uint8_t* row = r.v + static_cast<std::size_t>(u) * row_bytes;
-            SpanPrefetcher::lines(row + part.b0, row + part.b1);
+            if (prime) {
+                prefetch_line(row + part.b0);
+            } else {
+                prefetch_lines(row + part.b0, row + part.b1);
+            }
         }
     };
     FB<A> acc[NQ][NC];
@@ -541,11 +530,12 @@ template <class A, int T, int NQ, int CC>
     std::int64_t ri = part.run, t0 = part.key;
     for (; ri < n_runs && t0 + runs[ri].n <= t_lo; ++ri) t0 += runs[ri].n;  // runs before the span
     if (part.prefetch) {
-        for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_run(runs[i]);
+        for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_run(runs[i], false);
     }
     for (; ri < n_runs && t0 < t_hi; t0 += runs[ri++].n) {
         const KvRun& run = runs[ri];
-        if (part.prefetch && ri + kAhead < n_runs) prefetch_run(runs[ri + kAhead]);
+        if (part.prefetch && ri + kAhead < n_runs) prefetch_run(runs[ri + kAhead], false);
+        if (part.prefetch && ri + kAhead + 1 < n_runs) prefetch_run(runs[ri + kAhead + 1], true);
         const std::int64_t u_lo = t_lo > t0 ? t_lo - t0 : 0, u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
         const std::uint8_t* row = run.v + static_cast<std::size_t>(u_lo) * row_bytes;
         const float* pu = p + t0;
