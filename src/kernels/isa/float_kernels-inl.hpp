@@ -414,8 +414,9 @@ template <class A, int T, int NQ, int NT, bool kFull>
 /// Prefetches the lines of [from, to). A decode step streams the weights between two layers'
 /// attention, so the KV cache is out of the caches and each pass prefetches the runs it reads
 /// some runs ahead. On Zen 5 (in a VM at least) the first prefetch into a 4 KiB page the
-/// translation caches lack fetched little: the passes also prefetch one line of each page of
-/// the run after those (`prime`), a step before its lines go out. That measured faster than
+/// translation caches lack fetched little: the passes also prefetch a line of the run after
+/// those (the key grid's first, each value row's first), a step before its other lines go
+/// out, which primes its pages. That measured faster than
 /// loading a byte of each new page (the loads wait for memory) and than prefetching all lines
 /// a run further ahead.
 inline void prefetch_lines(const std::uint8_t* from, const std::uint8_t* to) noexcept {
