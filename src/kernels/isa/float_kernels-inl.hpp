@@ -416,9 +416,8 @@ template <class A, int T, int NQ, int NT, bool kFull>
 /// some runs ahead. On Zen 5 (in a VM at least) the first prefetch into a 4 KiB page the
 /// translation caches lack fetched little: the passes also prefetch a line of the run after
 /// those (the key grid's first, each value row's first), a step before its other lines go
-/// out, which primes its pages. That measured faster than
-/// loading a byte of each new page (the loads wait for memory) and than prefetching all lines
-/// a run further ahead.
+/// out, which primes its pages. That measured faster than loading a byte of each new page (the
+/// loads wait for memory) and than prefetching all lines a run further ahead.
 inline void prefetch_lines(const std::uint8_t* from, const std::uint8_t* to) noexcept {
     for (const std::uint8_t* p = from; p < to; p += 64) prefetch_line(p);
     prefetch_line(to - 1);
@@ -503,15 +502,14 @@ template <class A, int T, int NQ, int CC>
     constexpr std::int64_t L = kLanes<A>;
     constexpr int NC = CC > 0 ? CC : 1;
     constexpr int kAhead = 2;  // runs whose rows are prefetched ahead; the next one is primed (prefetch_lines)
-    const auto prefetch_run = [&](const KvRun& r, bool prime) {
+    const auto prefetch_run = [&](const KvRun& r) {
         for (std::int64_t u = 0; u < r.n; ++u) {
             const std::uint8_t* row = r.v + static_cast<std::size_t>(u) * row_bytes;
-            if (prime) {
-                prefetch_line(row + part.b0);
-            } else {
-                prefetch_lines(row + part.b0, row + part.b1);
-            }
+            prefetch_lines(row + part.b0, row + part.b1);
         }
+    };
+    const auto prime_run = [&](const KvRun& r) {
+        for (std::int64_t u = 0; u < r.n; ++u) prefetch_line(r.v + static_cast<std::size_t>(u) * row_bytes + part.b0);
     };
     FB<A> acc[NQ][NC];
 #pragma GCC unroll 8
@@ -531,12 +529,12 @@ template <class A, int T, int NQ, int CC>
     std::int64_t ri = part.run, t0 = part.key;
     for (; ri < n_runs && t0 + runs[ri].n <= t_lo; ++ri) t0 += runs[ri].n;  // runs before the span
     if (part.prefetch) {
-        for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_run(runs[i], false);
+        for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_run(runs[i]);
     }
     for (; ri < n_runs && t0 < t_hi; t0 += runs[ri++].n) {
         const KvRun& run = runs[ri];
-        if (part.prefetch && ri + kAhead < n_runs) prefetch_run(runs[ri + kAhead], false);
-        if (part.prefetch && ri + kAhead + 1 < n_runs) prefetch_run(runs[ri + kAhead + 1], true);
+        if (part.prefetch && ri + kAhead < n_runs) prefetch_run(runs[ri + kAhead]);
+        if (part.prefetch && ri + kAhead + 1 < n_runs) prime_run(runs[ri + kAhead + 1]);
         const std::int64_t u_lo = t_lo > t0 ? t_lo - t0 : 0, u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
         const std::uint8_t* row = run.v + static_cast<std::size_t>(u_lo) * row_bytes;
         const float* pu = p + t0;
