@@ -1,7 +1,7 @@
 // Decode attention alone: one query row of TinyLlama's shape (32 query heads over 4 key/value
 // heads of 64) against `depth` cached positions in every one of 22 layers, paged as the KV cache
-// pages them (16 positions a page: values as rows, keys per head as grids [dim][position],
-// model/kv_type.hpp), for each KvType. Reports microseconds a token, the cache's bytes read per
+// pages them (16 positions a page, head by head: keys as grids [dim][position], values as rows,
+// model/kv_pool.hpp), for each KvType. Reports microseconds a token, the cache's bytes read per
 // second (against the median of five read passes before them) and GFLOP/s (4 per cached value:
 // the score's and the value's multiply-adds), once streaming the layers from memory and once
 // re-reading one layer (cache-resident: the kernel's own rate). Passes interleave; medians.
@@ -50,8 +50,10 @@ Cache make_cache(KvType type, std::int64_t hd, std::int64_t depth) {
                                 c.k.get() + page + static_cast<std::size_t>(h * kBlock) * c.head_bytes, kBlock, r % kBlock, hd);
         }
         for (float& x : row) x = dist(rng);
-        model::kv_store_row(type, row.data(), c.v.get() + page + static_cast<std::size_t>(r % kBlock) * row_bytes,
-                            kKvHeads * hd);
+        for (std::int64_t h = 0; h < kKvHeads; ++h) {
+            model::kv_store_row(type, &row[static_cast<std::size_t>(h * hd)],
+                                c.v.get() + page + static_cast<std::size_t>(h * kBlock + r % kBlock) * c.head_bytes, hd);
+        }
     }
     return c;
 }
@@ -71,11 +73,11 @@ double token_seconds(const Cache& c, std::int64_t depth, bool one_layer, int n_t
                 for (std::int64_t p = 0; p < n_pages; ++p) {
                     const std::size_t page = layer + static_cast<std::size_t>(p) * c.page_bytes;
                     r[p] = {c.k.get() + page + static_cast<std::size_t>(h * kBlock) * c.head_bytes,
-                            c.v.get() + page + static_cast<std::size_t>(h) * c.head_bytes, kBlock, 0, kBlock};
+                            c.v.get() + page + static_cast<std::size_t>(h * kBlock) * c.head_bytes, kBlock, 0, kBlock};
                 }
                 const std::int64_t group = kHeads / kKvHeads;
                 const kernels::AttendQueries qs{q + h * group * c.hd, out + h * group * c.hd, 1, group, kHeads * c.hd, &depth};
-                fn(qs, c.hd, r, n_pages, c.row_bytes, 0.125f, 0.0f, &scratch[static_cast<std::size_t>(worker * per_worker)]);
+                fn(qs, c.hd, r, n_pages, c.head_bytes, 0.125f, 0.0f, &scratch[static_cast<std::size_t>(worker * per_worker)]);
             }
         });
     }

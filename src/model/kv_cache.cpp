@@ -221,8 +221,8 @@ bool KvCache::move_down(std::int64_t from, std::int64_t to, std::int64_t n) {
             for (std::int64_t h = 0; h < pool_->config().n_head_kv; ++h) {
                 kv_copy_key(type, pool_->k_grid(page(l, q + d), h), (q + d) % block_, pool_->k_grid(page(l, q), h),
                             q % block_, block_, hd);
+                std::memcpy(v(l, q, h), v(l, q + d, h), pool_->head_bytes());
             }
-            std::memcpy(v(l, q), v(l, q + d), pool_->row_bytes());
         }
         const std::int64_t end_block = (end + block_ - 1) / block_;
         release_layer_blocks(l, end_block, static_cast<std::int64_t>(pages_[static_cast<std::size_t>(l)].size()));
@@ -236,7 +236,8 @@ bool KvCache::move_down(std::int64_t from, std::int64_t to, std::int64_t n) {
 
 void KvCache::store(std::int64_t layer, std::int64_t pos, const float* keys, const float* values) noexcept {
     store_keys(layer, pos, keys);
-    kv_store_row(pool_->type(), values, v(layer, pos), pool_->config().n_embd_kv());
+    const ModelConfig& c = pool_->config();
+    for (std::int64_t h = 0; h < c.n_head_kv; ++h) kv_store_row(pool_->type(), values + h * c.head_dim, v(layer, pos, h), c.head_dim);
 }
 
 void KvCache::store_keys(std::int64_t layer, std::int64_t pos, const float* keys) noexcept {
@@ -255,7 +256,8 @@ void KvCache::load_keys(std::int64_t layer, std::int64_t pos, float* keys) const
 }
 
 void KvCache::load_values(std::int64_t layer, std::int64_t pos, float* values) const noexcept {
-    kv_load_row(pool_->type(), v(layer, pos), values, pool_->config().n_embd_kv());
+    const ModelConfig& c = pool_->config();
+    for (std::int64_t h = 0; h < c.n_head_kv; ++h) kv_load_row(pool_->type(), v(layer, pos, h), values + h * c.head_dim, c.head_dim);
 }
 
 KvCache KvCache::fork() const {

@@ -78,9 +78,13 @@ public:
     /// Reads a held position's keys / values back as n_embd_kv floats.
     void load_keys(std::int64_t layer, std::int64_t pos, float* keys) const noexcept;
     void load_values(std::int64_t layer, std::int64_t pos, float* values) const noexcept;
-    /// Value row of a held position (KvPool::row_bytes() bytes in the pool's KvType).
-    std::uint8_t* v(std::int64_t layer, std::int64_t pos) noexcept { return pool_->v(page(layer, pos), pos % block_); }
-    const std::uint8_t* v(std::int64_t layer, std::int64_t pos) const noexcept { return pool_->v(page(layer, pos), pos % block_); }
+    /// Head h's values at a held position (KvPool::head_bytes() bytes in the pool's KvType).
+    std::uint8_t* v(std::int64_t layer, std::int64_t pos, std::int64_t head) noexcept {
+        return pool_->v(page(layer, pos), pos % block_, head);
+    }
+    const std::uint8_t* v(std::int64_t layer, std::int64_t pos, std::int64_t head) const noexcept {
+        return pool_->v(page(layer, pos), pos % block_, head);
+    }
     /// The page of `layer` holding block `b` (-1: none).
     std::int32_t page_of(std::int64_t layer, std::int64_t b) const noexcept;
 

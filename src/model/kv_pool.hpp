@@ -2,8 +2,9 @@
 // or an Engine, and a prefix cache over it.
 //
 // A page holds the keys and values of `block` consecutive positions of ONE layer in the pool's
-// KvType: values as rows of n_embd_kv, keys head by head as grids [dim][position]
-// (model/kv_type.hpp). A sequence (model/kv_cache.hpp) has, per layer, a table
+// KvType, both head by head: each head's keys as a grid [dim][position] (model/kv_type.hpp),
+// each head's values as `block` rows of head_dim ([position][dim]), so that attention, which
+// reads one head at a time, streams each head's part of a page in one piece. A sequence (model/kv_cache.hpp) has, per layer, a table
 // of pages: position p of layer l is row p % block of page table[l][p / block]. Pages are taken
 // as sequences grow, counted by reference (a page may be shared by sequences with a common
 // prefix and by the prefix cache) and copied before a write when shared (copy-on-write).
@@ -80,9 +81,12 @@ public:
     /// keys are its heads' grids in order (block() * row_bytes() bytes from k_grid(page, 0)).
     std::uint8_t* k_grid(std::int32_t page, std::int64_t head) noexcept { return k_.get() + key_offset(page, head); }
     const std::uint8_t* k_grid(std::int32_t page, std::int64_t head) const noexcept { return k_.get() + key_offset(page, head); }
-    /// The value row of a page's position `row`.
-    std::uint8_t* v(std::int32_t page, std::int64_t row) noexcept { return v_.get() + offset(page, row); }
-    const std::uint8_t* v(std::int32_t page, std::int64_t row) const noexcept { return v_.get() + offset(page, row); }
+    /// Head h's values at a page's position `row` (head_bytes() bytes); a head's rows follow
+    /// each other, head_bytes() apart, and the page's values are its heads' blocks in order.
+    std::uint8_t* v(std::int32_t page, std::int64_t row, std::int64_t head) noexcept { return v_.get() + value_offset(page, row, head); }
+    const std::uint8_t* v(std::int32_t page, std::int64_t row, std::int64_t head) const noexcept {
+        return v_.get() + value_offset(page, row, head);
+    }
     /// Copies page `from`'s keys and values to page `to`.
     void copy_page(std::int32_t from, std::int32_t to) noexcept;
     /// Copies page `from` of `src` (a pool of the same model, KvType and block) to page `to` of this pool.
@@ -110,6 +114,9 @@ private:
     }
     std::size_t key_offset(std::int32_t page, std::int64_t head) const noexcept {
         return offset(page, 0) + static_cast<std::size_t>(head) * static_cast<std::size_t>(block_) * head_bytes_;
+    }
+    std::size_t value_offset(std::int32_t page, std::int64_t row, std::int64_t head) const noexcept {
+        return key_offset(page, head) + static_cast<std::size_t>(row) * head_bytes_;
     }
     bool evict_one();
     bool only_cached(const Node& node) const noexcept;
