@@ -154,31 +154,6 @@ inline void groups_tokens(std::int64_t nb, const std::uint8_t* wg0, std::size_t 
     }
 }
 
-/// groups_tokens over a block of tokens [t0, t1) on G groups from g: tiles of 4, then the rest.
-template <bool Q4, int G>
-inline void token_tiles(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t g,
-                        std::int64_t n_groups, std::int64_t n_valid_rows, const std::int8_t* a, const float* ad,
-                        const std::int32_t* ab, std::int64_t n_tok, std::int64_t t0, std::int64_t t1, float* y,
-                        std::int64_t ldy) {
-    constexpr int kT = 4;
-    const std::uint8_t* wg = w + static_cast<std::size_t>(g) * group_bytes;
-    const __mmask16 mask = row_mask(n_valid_rows - (g + G - 1) * kPackRows);
-    const int n_next = groups_after(n_groups, g + G, G);
-    for (std::int64_t t = t0; t < t1;) {
-        const auto tile = [&]<int T>() {
-            groups_tokens<Q4, G, T>(nb, wg, group_bytes, a + t * kQK, ad + t, ab + t, n_tok, y + t * ldy + g * kPackRows,
-                                    ldy, mask, n_next, t == t0);
-        };
-        if (t + kT <= t1) {
-            tile.template operator()<kT>();
-            t += kT;
-        } else {
-            with_count<kT - 1>(t1 - t, tile);
-            t = t1;
-        }
-    }
-}
-
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
@@ -206,14 +181,11 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         }
         return;
     }
-    for (std::int64_t tb = 0; tb < n_tok; tb += kTokenBlock) {
-        const std::int64_t te = tb + kTokenBlock < n_tok ? tb + kTokenBlock : n_tok;
-        std::int64_t g = 0;
-        for (; g + 2 <= n_groups; g += 2) {
-            token_tiles<Q4, 2>(nb, w, group_bytes, g, n_groups, n_valid_rows, a, ad, ab, n_tok, tb, te, y, ldy);
-        }
-        if (g < n_groups) token_tiles<Q4, 1>(nb, w, group_bytes, g, n_groups, n_valid_rows, a, ad, ab, n_tok, tb, te, y, ldy);
-    }
+    pair_tiles<4, 0, 1>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+                  [&]<int G, int T>(std::int64_t g, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
+                      groups_tokens<Q4, G, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a + t * kQK,
+                                              ad + t, ab + t, n_tok, y + t * ldy + g * kPackRows, ldy, mask, n_next, stream);
+                  });
 }
 
 }  // namespace packed_avx512
