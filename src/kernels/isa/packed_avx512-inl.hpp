@@ -248,6 +248,13 @@ inline void groups_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::s
     }
 }
 
+/// The next tile's width with `left` tokens to go: kT, the rest, or for kT + 1 two near-equal
+/// tiles rather than kT and a lone token.
+template <int kT>
+inline std::int64_t tile_width(std::int64_t left) {
+    return left == kT + 1 ? (kT + 1) / 2 : left < kT ? left : kT;
+}
+
 /// The multi-token loop of the GEMMs that take two groups a call: in blocks of token_block
 /// tokens, pairs of groups (then a lone last one), each under tiles of kT tokens (then the
 /// rest): f.operator()<G, T>(first group, first token, row mask of the call's last group, groups
@@ -263,9 +270,10 @@ inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::in
             for (std::int64_t g = 0; g < n_groups; ++g) {
                 const __mmask16 mask = row_mask(n_valid_rows - g * kPackRows);
                 const int n_next = groups_after(n_groups, g + 1, 1);
-                for (std::int64_t t = tb; t < te; t += kSmallT) {
-                    with_count<kSmallT>(te - t < kSmallT ? te - t : kSmallT,
-                                        [&]<int T>() { f.template operator()<1, T>(g, t, mask, n_next, t == tb); });
+                for (std::int64_t t = tb; t < te;) {
+                    const std::int64_t n = tile_width<kSmallT>(te - t);
+                    with_count<kSmallT>(n, [&]<int T>() { f.template operator()<1, T>(g, t, mask, n_next, t == tb); });
+                    t += n;
                 }
             }
             continue;
@@ -275,8 +283,7 @@ inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::in
             const int n_next = groups_after(n_groups, g + G, G);
             for (std::int64_t t = tb; t < te;) {
                 const auto tile = [&]<int T>() { f.template operator()<G, T>(g, t, mask, n_next, t == tb); };
-                // kT + 1 left goes as two near-equal tiles, not kT and a lone token.
-                const std::int64_t left = te - t, n = left == kT + 1 ? (kT + 1) / 2 : left < kT ? left : kT;
+                const std::int64_t n = tile_width<kT>(te - t);
                 with_count<kT>(n, tile);
                 t += n;
             }
