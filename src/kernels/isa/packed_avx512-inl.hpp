@@ -57,6 +57,17 @@ inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, F&
     if (g < n_groups) f.template operator()<1>(g, row_mask(n_valid_rows - g * kPackRows), 0);
 }
 
+/// Superblock sb of G groups (`group_bytes` apart from wg0): qh[g], its kQh bytes of qh lines
+/// (Q5_K), and o[g], the Q4_K layout after them.
+template <int G, std::size_t kQh>
+inline void q45k_superblocks(const std::uint8_t* wg0, std::size_t group_bytes, std::int64_t sb, const std::uint8_t** qh,
+                             const std::uint8_t** o) {
+    for (int g = 0; g < G; ++g) {
+        qh[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
+        o[g] = qh[g] + kQh;
+    }
+}
+
 // Decode (one token) of Q4_K/Q5_K, G row groups at a time: sub-blocks 2k and 2k + 1 are the low
 // and high nibbles of the same 8 lines, so each line is loaded once (and Q5_K's qh line once) for
 // both, into four vpdpbusd chains per group. A per-token path that reloaded every line for the
@@ -81,10 +92,7 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
         const std::uint8_t* qh[G];
         const std::uint8_t* o[G];
-        for (int g = 0; g < G; ++g) {
-            qh[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
-            o[g] = qh[g] + kQh;
-        }
+        q45k_superblocks<G, kQh>(wg0, group_bytes, sb, qh, o);
         const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * 256);
         __m512i isum_lo[G], isum_hi[G];
         for (int g = 0; g < G; ++g) isum_lo[g] = isum_hi[g] = _mm512_setzero_si512();
@@ -171,10 +179,7 @@ inline void groups_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::s
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
         const std::uint8_t* qh[G];
         const std::uint8_t* o[G];
-        for (int g = 0; g < G; ++g) {
-            qh[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * (kPackQ4KBytes + kQh);
-            o[g] = qh[g] + kQh;
-        }
+        q45k_superblocks<G, kQh>(wg0, group_bytes, sb, qh, o);
         const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * n_tok * 256);
         __m512i isum[G][T];
         for (int g = 0; g < G; ++g) {
