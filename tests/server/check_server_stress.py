@@ -6,7 +6,8 @@ usage: check_server_stress.py EMBER_SERVER MODEL
 Checks: 32 concurrent streaming requests each equal the same request run alone (greedy);
 unknown fields are ignored; malformed JSON, invalid UTF-8, deep nesting, wrong types and a body
 over the limit get 4xx; clients that drop mid-stream leave the server serving; 1,000 requests in
-a row keep the resident memory flat; 100 seeded generations under a JSON Schema all parse and
+a row keep the resident memory flat; replies on a kept-alive connection come without a
+delayed-ACK stall (TCP_NODELAY); 100 seeded generations under a JSON Schema all parse and
 validate. Every loop is bounded. Python standard library only. Prints "server stress checks
 passed" at the end; any failure raises (non-zero exit)."""
 import json
@@ -15,6 +16,7 @@ import re
 import socket
 import sys
 import threading
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -118,6 +120,29 @@ def check_drops(srv):
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         return int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1))
+
+
+def check_round_trips(srv):
+    """Requests on one kept-alive connection: a reply written in several pieces with Nagle's
+    algorithm on waits for the client's delayed ACK (40 ms or more on Linux) on every request."""
+    conn = srv.connect()
+    try:
+        for method, path, body in [("GET", "/health", None),
+                                   ("POST", "/v1/completions", {"prompt": "Once", "max_tokens": 1})]:
+            times = []
+            for _ in range(21):
+                start = time.perf_counter()
+                conn.request(method, path, body=json.dumps(body) if body else None,
+                             headers={"Content-Type": "application/json"} if body else {})
+                r = conn.getresponse()
+                data = r.read()
+                times.append(time.perf_counter() - start)
+                assert r.status == 200, (path, r.status, data)
+            median_ms = sorted(times)[10] * 1000
+            assert median_ms < 20, f"{method} {path} on a kept-alive connection: median {median_ms:.1f} ms"
+            print(f"{method} {path} on a kept-alive connection: median {median_ms:.2f} ms a round trip")
+    finally:
+        conn.close()
 
 
 def check_many_requests(srv):
@@ -228,6 +253,7 @@ def main():
         check_32_streams(srv)
         check_bad_bodies(srv)
         check_drops(srv)
+        check_round_trips(srv)
         check_many_requests(srv)
         check_schema_generations(srv)
         srv.stop()
