@@ -7,9 +7,9 @@ Checks: 32 concurrent streaming requests each equal the same request run alone (
 unknown fields are ignored; malformed JSON, invalid UTF-8, deep nesting, wrong types and a body
 over the limit get 4xx; clients that drop mid-stream leave the server serving; 1,000 requests in
 a row keep the resident memory flat; replies on a kept-alive connection come without a
-delayed-ACK stall (TCP_NODELAY); 100 seeded generations under a JSON Schema all parse and
-validate. Every loop is bounded. Python standard library only. Prints "server stress checks
-passed" at the end; any failure raises (non-zero exit)."""
+delayed-ACK stall (TCP_NODELAY); 100 seeded generations under a JSON Schema (40 under
+AddressSanitizer) all parse and validate. Every loop is bounded. Python standard library only.
+Prints "server stress checks passed" at the end; any failure raises (non-zero exit)."""
 import json
 import os
 import re
@@ -145,6 +145,12 @@ def check_round_trips(srv):
         conn.close()
 
 
+def sanitized(srv):
+    """Whether the server runs under AddressSanitizer (10-20x slower, memory held in quarantine)."""
+    with open(f"/proc/{srv.proc.pid}/maps") as f:
+        return "libasan" in f.read()
+
+
 def check_many_requests(srv):
     """1,000 requests one after another; resident memory after the first 400 and after all."""
     body = {"max_tokens": 4, "temperature": 0.8}
@@ -166,9 +172,7 @@ def check_many_requests(srv):
     finally:
         conn.close()
     grown = rss_kib(srv.proc.pid) - base
-    with open(f"/proc/{srv.proc.pid}/maps") as f:
-        sanitized = "libasan" in f.read()
-    if sanitized:
+    if sanitized(srv):
         # AddressSanitizer keeps freed memory in quarantine, so resident memory grows by design;
         # its LeakSanitizer checks for leaks when the server exits (stop() wants exit code 0).
         print(f"1,000 requests in a row on one connection (AddressSanitizer: memory {grown:+d} KiB, "
@@ -224,10 +228,11 @@ def validate(value, schema, where="$"):
 
 
 def check_schema_generations(srv):
-    texts = [None] * 100
+    n = 40 if sanitized(srv) else 100  # test_grammar runs the same schema in-process too
+    texts = [None] * n
 
     def generate(i):
-        for seed in range(i, 100, 8):
+        for seed in range(i, n, 8):
             r = srv.ok("/v1/chat/completions", {
                 "messages": [{"role": "user", "content": "A person as JSON"}], "max_tokens": 400,
                 "temperature": 1.0, "seed": seed,
@@ -242,8 +247,8 @@ def check_schema_generations(srv):
             validate(json.loads(text), SCHEMA)
         except (AssertionError, ValueError) as e:
             raise AssertionError(f"seed {seed}: {e!r}\n{text}")
-    assert len(set(texts)) > 50, "seeded generations should differ"
-    print(f"100 seeded generations under a JSON Schema parse and validate ({len(set(texts))} distinct)")
+    assert len(set(texts)) > n // 2, "seeded generations should differ"
+    print(f"{n} seeded generations under a JSON Schema parse and validate ({len(set(texts))} distinct)")
 
 
 def main():
