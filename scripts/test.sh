@@ -2,6 +2,8 @@
 # Runs every ember test: sets up and builds (scripts/setup.sh), runs ctest on the Release build,
 # then builds the tests, examples and tools with ASan+UBSan and runs them again (the tools read
 # untrusted files too: quantize, perplexity, generate-model and template run under the sanitizers).
+# Under the sanitizers (10-20x slower) tests that repeat one check over many equivalent cases run
+# an evenly spread subset of them (tests/support/sanitized.hpp); the Release run takes them all.
 #   scripts/test.sh             everything
 #   SKIP_SANITIZERS=1 scripts/test.sh   no sanitizer builds
 #   SKIP_AARCH64=1 scripts/test.sh      no ARM64 cross build
