@@ -34,7 +34,8 @@ public:
     /// The next `bytes` (64-byte aligned), kept mapped while the returned owner or any other
     /// lives; null when they do not fit.
     std::shared_ptr<std::uint8_t> take(std::size_t bytes) noexcept;
-    /// Unmaps the part never handed out; takes nothing more.
+    /// Unmaps the part never handed out from the first whole huge page on (splitting the last
+    /// one in use slowed its reads); takes nothing more.
     void finish() noexcept;
 
 private:
