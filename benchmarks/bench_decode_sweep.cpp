@@ -185,10 +185,9 @@ int main(int argc, char** argv) {
     const std::size_t kind_bytes[4] = {l0.q.w.bytes() + l0.k.w.bytes() + l0.v.w.bytes(), l0.o.w.bytes(),
                                        l0.gate.w.bytes() + l0.up.w.bytes(), l0.down.w.bytes()};
     const char* kind_names[4] = {"q/k/v", "o", "gate/up", "down"};
-    // Medians over the repetitions: now and then one matrix of a sweep right after the read pass
-    // (which maps and frees as many bytes) streams at a tenth of the others' rate (a 6.5 MB down
-    // projection 3 ms against 0.33, seen only with the read pass before it), and a mean let that
-    // one call pass for the kind being slow.
+    // Medians over the repetitions: one slow call must not pass for its kind being slow (the
+    // last layer's down projection once streamed at a tenth of the rate, from a huge page that
+    // ZeroedArena::finish had split; a mean showed it as "down" being slow).
     std::printf("  in the sweep (medians):");
     for (int k = 0; k < 4; ++k) {
         std::printf(" %s %.1f GB/s%s", kind_names[k],
