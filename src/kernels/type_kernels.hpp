@@ -90,6 +90,9 @@ struct TypeKernels {
     const PackedLayout* packed = nullptr;   ///< Repacked layout, or nullptr (row-major only).
     PackedGemmFn packed_gemm = nullptr;     ///< This ISA's kernel for `packed` (scalar's if none).
     bool prefer_packed = false;             ///< Repack at load on this ISA (faster than tiles).
+    /// Row groups packed_gemm streams at a time for one token: decode splits a matrix over the
+    /// threads in chunks of a multiple of them (a remainder runs a narrower, slower kernel).
+    int decode_groups = 2;
 };
 
 /// Kernels of `type` for `isa` (inherited from isa_parent where the ISA has no own version),
