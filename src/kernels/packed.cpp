@@ -377,8 +377,17 @@ void prepare_q8_0(const std::uint8_t* act, std::int64_t t, std::int64_t n_tok, s
         const std::uint8_t* blk = act + b * sizeof(BlockQ8_0);
         std::int8_t* q = qa + i * kQK;
         std::memcpy(q, blk + offsetof(BlockQ8_0, qs), kQK);
+#if defined(__SSE2__)
+        // Sum of the 32 signed bytes: psadbw of the bytes + 128 against zero, minus 32 * 128.
+        const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+        const __m128i lo = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(BlockQ8_0, qs))), flip);
+        const __m128i hi = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(BlockQ8_0, qs) + 16)), flip);
+        const __m128i sad = _mm_add_epi64(_mm_sad_epu8(lo, _mm_setzero_si128()), _mm_sad_epu8(hi, _mm_setzero_si128()));
+        const std::int32_t sum = _mm_cvtsi128_si32(_mm_add_epi64(sad, _mm_unpackhi_epi64(sad, sad))) - kQK * 128;
+#else
         std::int32_t sum = 0;
         for (int j = 0; j < kQK; ++j) sum += q[j];
+#endif
         std::uint16_t d;
         std::memcpy(&d, blk + offsetof(BlockQ8_0, d), sizeof d);
         ad[i] = fp16_to_fp32(d);
