@@ -164,9 +164,9 @@ struct GroupChunk {
 constexpr int kMaxChunks = 256;
 
 // Tokens a thread prepares at a time: one 64-byte line of a block's 4-byte scales (or bias
-// words). With a token each (8 tokens, 2 threads), the writes to the shared lines took 5-6% of
-// TinyLlama Q4_0 `--parallel 8` samples, against 1.8% on one thread, and the steps ran 4-11%
-// faster (3 interleaved rounds).
+// words), which are block-major (entry b * n_tokens + t). With a token each, two threads wrote
+// the same lines block after block: 5-6% of TinyLlama Q4_0 `--parallel 8` samples, against 1.8%
+// on one thread; `--parallel 2 / 4 / 8` ran +9 / +8 / +6% faster (medians of 4 rounds).
 constexpr std::int64_t kPrepareTokenGrain = 16;
 
 // Splits the jobs' groups, in order, into chunks that shrink toward the end (guided
@@ -227,9 +227,7 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, cons
     const std::size_t qa_bytes = static_cast<std::size_t>(n_tokens * n);
     auto* ad = reinterpret_cast<float*>(qa + (qa_bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
     auto* ab = reinterpret_cast<std::int32_t*>(ad + n_blk);
-    // Tokens go to threads 16 at a time (kPrepareTokenGrain): a block's scales and bias words are
-    // block-major (entry b * n_tokens + t), so threads with a few tokens each wrote the same
-    // cache lines block after block. Batches of 2-16 prepare on one thread.
+    // Batches of up to kPrepareTokenGrain tokens prepare on one thread.
     parallel_for(n_tokens, n_threads, kPrepareTokenGrain, [&](std::int64_t t0, std::int64_t t1, int) {
         for (std::int64_t t = t0; t < t1; ++t) {
             std::uint8_t* at = act + static_cast<std::size_t>(t) * a_stride;
