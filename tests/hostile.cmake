@@ -12,7 +12,7 @@ target_compile_definitions(test_cli_hostile PRIVATE
   EMBER_DEFAULT_SHARED_DIR="${EMBER_SHARED_DIR}"
   EMBER_BINARY_DIR="${PROJECT_BINARY_DIR}"
   $<$<OR:$<BOOL:${EMBER_SANITIZE}>,$<BOOL:${EMBER_TSAN}>>:EMBER_TEST_SANITIZED>)
-ember_set_warnings(test_cli_hostile)
+ember_test_flags(test_cli_hostile)
 # Every program the table runs must be built first.
 get_property(EMBER_HOSTILE_TOOLS DIRECTORY ${PROJECT_SOURCE_DIR}/tools PROPERTY BUILDSYSTEM_TARGETS)
 add_dependencies(test_cli_hostile ember-chat ${EMBER_HOSTILE_TOOLS})

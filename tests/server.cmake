@@ -7,7 +7,7 @@ if(NOT TARGET ember_server_core)
 endif()
 add_executable(test_server_openai server/test_openai.cpp $<TARGET_OBJECTS:ember_test_main>)
 target_link_libraries(test_server_openai PRIVATE ember_server_core Catch2::Catch2)
-ember_set_warnings(test_server_openai)
+ember_test_flags(test_server_openai)
 add_test(NAME test_server_openai COMMAND test_server_openai)
 set_tests_properties(test_server_openai PROPERTIES LABELS "unit;server")
 

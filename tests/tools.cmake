@@ -12,7 +12,7 @@ target_include_directories(test_tools PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJEC
 target_compile_definitions(test_tools PRIVATE
   EMBER_DEFAULT_SHARED_DIR="${EMBER_SHARED_DIR}"
   EMBER_BINARY_DIR="${PROJECT_BINARY_DIR}")
-ember_set_warnings(test_tools)
+ember_test_flags(test_tools)
 add_dependencies(test_tools ember-quantize ember-generate-model ember-perplexity ember-bench)
 add_test(NAME test_tools COMMAND test_tools)
 set_tests_properties(test_tools PROPERTIES LABELS "unit;tools")
