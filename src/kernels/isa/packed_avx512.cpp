@@ -84,8 +84,8 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
 // next call's groups); the later tiles find the lines in cache.
 // Q4_0's high nibbles: in place (x & 0xf0, divided by 16 after the block, as in decode) for up
 // to 2 tokens; from 3 tokens shifted down once per weight line (srli, and) instead, so no token
-// pays the division: 8-token and 64-token products in L2 (`bench_matmul_reps q4_0 1 T`, 6 and 5
-// interleaved rounds on the Zen 5 VM) won 20 of 27 pairs, medians -3% to -6%.
+// pays the division: 4-, 8- and 64-token products in L2 (`bench_matmul_reps q4_0 1 T`, 11
+// interleaved rounds each on the Zen 5 VM) won 25 of 33 pairs, medians -3% to -6%.
 template <bool Q4, int G, int T>
 inline void groups_tokens(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                           const float* ad, const std::int32_t* ab, std::int64_t n_tok, float* y, std::int64_t ldy,
