@@ -14,7 +14,7 @@ namespace packed_avx512 {
 
 constexpr std::int64_t kTokenBlock = 64;
 
-// Decode (one token), G row groups at a time (Q4_0 4, Q8_0 2; see gemm): they share each
+// Decode (one token), G row groups at a time (4, a remainder 2 or 1; see gemm): they share each
 // broadcast activation chunk, and the core gets G weight streams and 2G accumulator chains in
 // flight. Weights are loaded chunk by chunk next to their vpdpbusd instead of a whole block
 // first (Q4_0 decode +4%, 11 interleaved pairs). Q4_0's high nibbles stay in place (x & 0xf0,
@@ -164,17 +164,20 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
           std::int64_t n_tok, float* y, std::int64_t ldy) {
     if (n_tok == 1) {
-        // Q4_0 four groups at a time: TinyLlama decode +7-10% on 2 threads and up to +25% on one
+        // Four groups at a time. Q4_0: TinyLlama decode +7-10% on 2 threads and up to +25% on one
         // over two (interleaved), since each line is loaded once (in_register); three even, six
-        // slower. Q8_0 reads twice the bytes a block and measured even with four: it keeps two.
-        constexpr int kGroups = Q4 ? 4 : 2;
+        // slower. Q8_0 (twice the bytes a block) on the Zen 5 VM, against two groups, 8
+        // interleaved rounds: 68 -> 74% of the bandwidth measured in the same run on 1 thread, 66
+        // -> 75% on 2 (6 and 7 of 8 rounds won); the same in L2 (72-78 GB/s either way). A pure
+        // read of the pattern streams slower in two 4 KiB-ahead streams than in four 2 KiB ones.
+        constexpr int kGroups = 4;
         std::int64_t g = 0;
         for (; g + kGroups <= n_groups; g += kGroups) {
             groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
                                           y + g * kPackRows, row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows),
                                           groups_after(n_groups, g + kGroups, kGroups));
         }
-        if (kGroups == 4 && g + 2 <= n_groups) {
+        if (g + 2 <= n_groups) {
             groups_one_token<Q4, 2>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
                                     y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows),
                                     groups_after(n_groups, g + 2, 2));
