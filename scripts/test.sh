@@ -11,8 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The ARM64 and sanitizer builds merge sources into unity files (CMAKE_UNITY_BUILD): about half
-# the compile time on CI's 2 cores. The Release build stays file by file, as users build it, so
-# every file is still checked to compile on its own.
+# the compile time on CI's 2 cores. The Release build keeps the library, tools and examples file
+# by file, as users build them, so every such file is still checked to compile on its own; its
+# test executables are merged in every build (tests/CMakeLists.txt, ember_test_flags).
 unity=-DCMAKE_UNITY_BUILD=ON
 
 # Each phase reports its wall time on stderr (CI's budget is 25 minutes on 2 cores).
