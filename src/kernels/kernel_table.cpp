@@ -141,7 +141,7 @@ void fill_x86(Table& table) {
     for (TensorType q : {TensorType::Q4_1, TensorType::Q5_1}) avx512[q].quantize_act = avx512::quantize_act_q8_1;
     for (TensorType q : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) avx512[q].quantize_act = avx512::quantize_act_q8_k;
     EMBER_SET_PACKED(avx512, avx512);  // vpdpbusd on 16 interleaved rows beats the row tiles
-    for (TensorType q : {TensorType::Q4_0, TensorType::Q8_0}) avx512[q].decode_groups = 4;  // groups_one_token<Q, 4>
+    for (TensorType q : {TensorType::Q4_0, TensorType::Q8_0}) avx512[q].decode_groups = avx512::kLegacyDecodeGroups;
 
     // gf2p8affineqb moves a bit to any place in one op: Q5_K/Q6_K decode unpacks its 5- and
     // 6-bit weights in 7 and 9 ops where shifts, masks and byte tests took 9 and 13.

@@ -122,6 +122,9 @@ EMBER_DECLARE_TILE(tile_bf16_dp)
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_0)    // identical bytes to the scalar quantizer
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_1)
 EMBER_DECLARE_QUANTIZE_ACT(quantize_act_q8_k)    // identical bytes to quantize_row_q8_k
+/// Row groups the Q4_0 and Q8_0 decode kernels take at a time (packed_avx512.cpp), and so the
+/// multiple of groups their decode chunks come in (TypeKernels::decode_groups).
+inline constexpr int kLegacyDecodeGroups = 4;
 }  // namespace avx512
 namespace avx512_gfni {  // + GFNI: gf2p8affineqb joins the K-quants' high bits to their nibbles
 EMBER_DECLARE_PACKED_GEMM(packed_gemm_q5_k)

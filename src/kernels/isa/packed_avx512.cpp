@@ -170,7 +170,8 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         // interleaved rounds: 68 -> 74% of the bandwidth measured in the same run on 1 thread, 66
         // -> 75% on 2 (6 and 7 of 8 rounds won); the same in L2 (72-78 GB/s either way). A pure
         // read of the pattern streams slower in two 4 KiB-ahead streams than in four 2 KiB ones.
-        constexpr int kGroups = 4;
+        // Eight Q4_0 groups (1 KiB ahead each) spill registers: 10 of 200 alternating tokens won.
+        constexpr int kGroups = ::ember::kernels::avx512::kLegacyDecodeGroups;
         std::int64_t g = 0;
         for (; g + kGroups <= n_groups; g += kGroups) {
             groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
