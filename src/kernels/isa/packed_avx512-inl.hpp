@@ -98,16 +98,12 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
         for (int g = 0; g < G; ++g) isum_lo[g] = isum_hi[g] = _mm512_setzero_si512();
         for (int k = 0; k < 4; ++k) {  // sub-blocks j = 2k (low nibbles) and 2k + 1 (high)
             __m512i s_lo[G], s2_lo[G], s_hi[G], s2_hi[G];
-            for (int g = 0; g < G; ++g) {
-                stream[g].template ahead<512>(o[g] + k * 512);
-                if (k == 3) stream[g].template ahead<kPackQ4KBytes - 2048>(o[g] + 2048);
-                if (Q5 && k == 0) stream[g].template ahead<kQh>(qh[g]);
-                s_lo[g] = s2_lo[g] = s_hi[g] = s2_hi[g] = _mm512_setzero_si512();
-            }
+            for (int g = 0; g < G; ++g) s_lo[g] = s2_lo[g] = s_hi[g] = s2_hi[g] = _mm512_setzero_si512();
             for (int c = 0; c < 8; ++c) {
                 const std::uint8_t* x_lo = at + 64 * k + 4 * c;  // sub-block 2k, chunk c
                 const __m512i xl = bcast4(x_lo), xh = bcast4(x_lo + 32);
                 for (int g = 0; g < G; ++g) {
+                    stream[g].template ahead_step<kQh + kPackQ4KBytes, 32>(qh[g], 8 * k + c);  // qh[g]: the superblock
                     const __m512i x = in_register(_mm512_loadu_si512(o[g] + k * 512 + 64 * c));
                     __m512i lo, hi;
                     if constexpr (Q5 && kGfni) {  // bit 2k (2k + 1) of the qh line to bit 4 of the nibble
@@ -403,13 +399,13 @@ inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t
                 const int j0 = 8 * h + m;  // sub-blocks j0, j0 + 2, j0 + 4, j0 + 6
                 __m512i s[G][4];
                 for (int g = 0; g < G; ++g) {
-                    stream[g].template ahead<896>(o[g] + 896 * (2 * h + m));
                     for (int i = 0; i < 4; ++i) s[g][i] = _mm512_set1_epi32(bias[j0 + 2 * i]);
                 }
                 for (int c = 0; c < 4; ++c) {
                     __m512i xs[4];
                     for (int i = 0; i < 4; ++i) xs[i] = bcast4(at + 16 * (j0 + 2 * i) + 4 * c);
                     for (int g = 0; g < G; ++g) {
+                        stream[g].template ahead_step<kPackQ6KBytes, 16>(o[g], 4 * (2 * h + m) + c);
                         const __m512i ql0 = in_register(_mm512_loadu_si512(o[g] + 64 * (16 * h + 4 * m + c)));
                         const __m512i ql2 = in_register(_mm512_loadu_si512(o[g] + 64 * (16 * h + 4 * (m + 2) + c)));
                         const __m512i qh = in_register(_mm512_loadu_si512(o[g] + 64 * (32 + 8 * h + 4 * m + c)));

@@ -39,15 +39,17 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         const std::uint8_t* wb = wg0 + legacy_quants_at<kBlock>(b);
         __m512i x[8];
         for (int s = 0; s < 8; ++s) x[s] = bcast4(a8 + 4 * s);
+        const std::uint8_t* pair = wg0 + legacy_quants_at<kBlock>(b & ~std::int64_t{1});
+        const int step0 = static_cast<int>(b & 1) * 4;  // a pair is read in 8 steps
         __m512i is[G], part[G];
         for (int g = 0; g < G; ++g) {
-            if ((b & 1) == 0) stream[g].template ahead<kLegacyPairBytes<kBlock>>(wb + g * group_bytes);
             is[g] = _mm512_set1_epi32(ab[b]);
             part[g] = _mm512_setzero_si512();
         }
         if constexpr (Q4) {
             for (int m = 0; m < 4; ++m) {
                 for (int g = 0; g < G; ++g) {
+                    stream[g].template ahead_step<kLegacyPairBytes<kBlock>, 8>(pair + g * group_bytes, step0 + m);
                     const __m512i w = in_register(_mm512_loadu_si512(wb + g * group_bytes + 64 * m));
                     is[g] = _mm512_dpbusd_epi32(is[g], _mm512_and_si512(w, low), x[m]);
                     part[g] = _mm512_dpbusd_epi32(part[g], _mm512_andnot_si512(low, w), x[m + 4]);
@@ -56,6 +58,7 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         } else {
             for (int c = 0; c < 8; c += 2) {
                 for (int g = 0; g < G; ++g) {
+                    stream[g].template ahead_step<kLegacyPairBytes<kBlock>, 8>(pair + g * group_bytes, step0 + c / 2);
                     const std::uint8_t* q = wb + g * group_bytes;
                     is[g] = _mm512_dpbusd_epi32(is[g], _mm512_loadu_si512(q + 64 * c), x[c]);
                     part[g] = _mm512_dpbusd_epi32(part[g], _mm512_loadu_si512(q + 64 * (c + 1)), x[c + 1]);

@@ -76,6 +76,28 @@ struct StreamPrefetch {
         const std::uint8_t* t = p + kDistance;
         prefetch_at<kBytes>(t >= end ? t + skip : t);
     }
+
+    /// Step `step` of the kSteps steps that read a unit of kBytes at p (a block pair, a
+    /// superblock): prefetches that step's share of the unit's lines, kDistance on. Decode spreads
+    /// a unit's prefetches over its steps rather than issuing them together at its start: a burst
+    /// of them (36 a block pair for Q4_0's four streams) fills the core's queue of misses, and
+    /// the step's own loads wait behind it.
+    /// Always inlined: GCC counts a function that only prefetches as free of side effects, and
+    /// where it kept one out of line it deleted the calls.
+    template <std::size_t kBytes, int kSteps>
+    [[gnu::always_inline]] void ahead_step(const std::uint8_t* p, int step) const {
+        constexpr int kLines = static_cast<int>((kBytes + 63) / 64), kEach = kLines / kSteps, kRest = kLines % kSteps;
+        // Each step kEach lines, the first kRest steps one more. Fixed trip counts: a loop of
+        // unknown count here keeps GCC from unrolling the kernels' loops over groups.
+        const std::uint8_t* first = p + kDistance + 64 * (step * kEach + (step < kRest ? step : kRest));
+        for (int i = 0; i < kEach; ++i) line(first + 64 * i);
+        if (step < kRest) line(first + 64 * kEach);
+    }
+
+  private:
+    [[gnu::always_inline]] void line(const std::uint8_t* t) const {
+        _mm_prefetch(reinterpret_cast<const char*>(t >= end ? t + skip : t), _MM_HINT_T0);
+    }
 };
 
 /// The groups a decode call of G groups, followed by one starting at group `next`, hands its
