@@ -257,8 +257,8 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
             const std::uint8_t* wg = wg0 + g * group_bytes;
             const std::uint8_t* q = wg + legacy_quants_at<kBlock>(b);
             const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + legacy_scales_at<kBlock>(b));
-            if ((b & 1) == 0) stream[g].template ahead<kLegacyPairBytes<kBlock>>(q);
-            for (int h = 0; h < 2; ++h) {
+            for (int h = 0; h < 2; ++h) {  // a block pair is read in 4 steps
+                stream[g].template ahead_step<kLegacyPairBytes<kBlock>, 4>(q - (b & 1) * kBlock, static_cast<int>(b & 1) * 2 + h);
                 __m256i is;
                 half_block_dots<kVnni, Q4, 1>(q + h * 32, a + b * kQK, ab + b, &is);
                 const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + h * kHalfRows)));
@@ -421,13 +421,6 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
         // branches in every chunk (qemu counts 2091 instructions a 16-row superblock, 1474 unrolled).
 #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
-            if (half0 == 0) {  // half 1 alone reads the lines half 0 brought in
-                for (int g = 0; g < G; ++g) {
-                    stream[g].template ahead<512>(o[g] + k * 512);
-                    if (k == 3) stream[g].template ahead<kPackQ4KBytes - 2048>(o[g] + 2048);
-                    if (Q5 && k == 0) stream[g].template ahead<kQh>(qh[g]);
-                }
-            }
             __m256i sc_lo[L], sc_hi[L];
             for (int l = 0; l < L; ++l) {
                 sc_lo[l] = row_scales<kVnni>(o[l / H] + 2048 + 32 * k + 8 * (half0 + l % H));
@@ -437,6 +430,9 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
                 __m256i run_lo[L], run_hi[L];
                 for (int l = 0; l < L; ++l) run_lo[l] = run_hi[l] = _mm256_setzero_si256();
                 for (int c = r0; c < r0 + kRun; ++c) {
+                    if (half0 == 0) {  // half 1 alone reads the lines half 0 brought in
+                        for (int g = 0; g < G; ++g) stream[g].template ahead_step<kQh + kPackQ4KBytes, 32>(qh[g], 8 * k + c);
+                    }
                     for (int l = 0; l < L; ++l) {
                         const int half = half0 + l % H;
                         const __m256i x = in_register(load8(o[l / H] + k * 512 + 64 * c + half * 32));
@@ -543,8 +539,8 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::si
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {  // values 16j .. 16j + 15: value half vh, chunks 4jj .. 4jj + 3
             const int vh = j / 8, jj = j % 8;
-            if (half0 == 0 && j < 14) {  // half 1 alone reads the lines half 0 brought in
-                for (int g = 0; g < G; ++g) stream[g].template ahead<256>(o[g] + 256 * j);
+            if (half0 == 0) {  // half 1 alone reads the lines half 0 brought in
+                for (int g = 0; g < G; ++g) stream[g].template ahead_step<kPackQ6KBytes, 16>(o[g], j);
             }
             for (int l = 0; l < L; ++l) {
                 const int half = half0 + l % H;
