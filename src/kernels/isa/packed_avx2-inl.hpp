@@ -257,8 +257,9 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
             const std::uint8_t* wg = wg0 + g * group_bytes;
             const std::uint8_t* q = wg + legacy_quants_at<kBlock>(b);
             const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + legacy_scales_at<kBlock>(b));
+            const std::uint8_t* pair = wg + legacy_quants_at<kBlock>(b & ~std::int64_t{1});
             for (int h = 0; h < 2; ++h) {  // a block pair is read in 4 steps
-                stream[g].template ahead_step<kLegacyPairBytes<kBlock>, 4>(q - (b & 1) * kBlock, static_cast<int>(b & 1) * 2 + h);
+                stream[g].template ahead_step<kLegacyPairBytes<kBlock>, 4>(pair, static_cast<int>(b & 1) * 2 + h);
                 __m256i is;
                 half_block_dots<kVnni, Q4, 1>(q + h * 32, a + b * kQK, ab + b, &is);
                 const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + h * kHalfRows)));
