@@ -240,28 +240,26 @@ inline void halves_tokens(std::int64_t nb, const std::uint8_t* wg, int half0, co
 }
 
 // Decode (one token), G whole row groups at a time (both halves of each): the core gets G weight
-// streams, whose prefetches run on into the next call's groups (StreamPrefetch over the group,
-// the first n_next streams), as the AVX-512 kernels do. Per group and half the same integer sums
+// streams, whose prefetches run on into the next call's groups (GroupStreams), as the AVX-512
+// kernels do. Per group and half the same integer sums
 // and float steps as halves_tokens<.., 2, 1>: identical results. `rows_last`: the rows of the
 // call's last group.
 template <bool kVnni, bool Q4, int G>
 inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                              const float* ad, const std::int32_t* ab, float* y, std::int64_t rows_last, int n_next) {
     constexpr std::size_t kBlock = Q4 ? kQ4Block : kQ8Block;
-    StreamPrefetch<G> stream[G];
-    for (int g = 0; g < G; ++g) stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, group_bytes, n_next);
+    const GroupStreams<G> streams(wg0, group_bytes, group_bytes, n_next);
     __m256 acc[G][2];
     for (int g = 0; g < G; ++g) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
     for (std::int64_t b = 0; b < nb; ++b) {
-        for (int g = 0; g < G; ++g) {
-            const std::uint8_t* wg = wg0 + g * group_bytes;
-            const std::uint8_t* q = wg + legacy_quants_at<kBlock>(b);
-            const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + legacy_scales_at<kBlock>(b));
-            const std::uint8_t* pair = wg + legacy_quants_at<kBlock>(b & ~std::int64_t{1});
-            for (int h = 0; h < 2; ++h) {  // a block pair is read in 4 steps
-                stream[g].template ahead_step<kLegacyPairBytes<kBlock>, 4>(pair, static_cast<int>(b & 1) * 2 + h);
+        const std::size_t pair = legacy_quants_at<kBlock>(b & ~std::int64_t{1});
+        for (int h = 0; h < 2; ++h) {  // a block pair is read in 4 steps
+            streams.template ahead_step<kLegacyPairBytes<kBlock>, 4>(pair, static_cast<int>(b & 1) * 2 + h);
+            for (int g = 0; g < G; ++g) {
+                const std::uint8_t* wg = wg0 + g * group_bytes;
+                const auto* scales = reinterpret_cast<const std::uint16_t*>(wg + legacy_scales_at<kBlock>(b));
                 __m256i is;
-                half_block_dots<kVnni, Q4, 1>(q + h * 32, a + b * kQK, ab + b, &is);
+                half_block_dots<kVnni, Q4, 1>(wg + legacy_quants_at<kBlock>(b) + h * 32, a + b * kQK, ab + b, &is);
                 const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + h * kHalfRows)));
                 acc[g][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(dw, _mm256_set1_ps(ad[b])), acc[g][h]);
             }
@@ -391,7 +389,7 @@ inline void halves_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, int hal
 // sub-blocks 2k and 2k + 1 are the low and high nibbles of the same lines, so each line (and
 // Q5_K's qh line) is loaded once for both; halves_tokens_q45k<.., 1> loads them again for the
 // high nibbles. G = 2 gives the core two weight streams sharing each activation chunk, whose
-// prefetches run on into the next call's groups (StreamPrefetch; the first n_next). Per half the
+// prefetches run on into the next call's groups (GroupStreams). Per half the
 // same runs of chunks, integer sums and float steps: identical results. `rows_last`: the rows of
 // the last group.
 template <bool kVnni, bool Q5, int G, int H>
@@ -402,10 +400,8 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
     constexpr int kRun = Q5 && !kVnni ? 4 : 8;
     constexpr int L = G * H;  // lanes: lane l is half half0 + l % H of group l / H
     const __m256i low = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
-    StreamPrefetch<G> stream[G];
-    for (int g = 0; g < G; ++g) {
-        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
-    }
+    constexpr std::size_t kSuper = kPackQ4KBytes + kQh;
+    const GroupStreams<G> streams(wg0, group_bytes, static_cast<std::size_t>(nsb) * kSuper, n_next);
     __m256 acc[L];
     for (int l = 0; l < L; ++l) acc[l] = _mm256_setzero_ps();
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
@@ -432,7 +428,7 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
                 for (int l = 0; l < L; ++l) run_lo[l] = run_hi[l] = _mm256_setzero_si256();
                 for (int c = r0; c < r0 + kRun; ++c) {
                     if (half0 == 0) {  // half 1 alone reads the lines half 0 brought in
-                        for (int g = 0; g < G; ++g) stream[g].template ahead_step<kQh + kPackQ4KBytes, 32>(qh[g], 8 * k + c);
+                        streams.template ahead_step<kSuper, 32>(static_cast<std::size_t>(sb) * kSuper, 8 * k + c);
                     }
                     for (int l = 0; l < L; ++l) {
                         const int half = half0 + l % H;
@@ -513,17 +509,14 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
 // per 16-value sub-block, 4 chunks of 6-bit weights (a nibble of ql joined with 2 bits of qh),
 // their pair sums added in int16 two at a time, from the bias -32 * sum(a) and times the rows'
 // int8 scales into the superblock sum. Each group's prefetches run on into the next call's group
-// (StreamPrefetch; the first n_next). `rows_last`: the rows of the last group.
+// (GroupStreams). `rows_last`: the rows of the last group.
 template <bool kVnni, int G, int H, int T>
 inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, int half0,
                               const std::int8_t* a, const float* ad, const std::int32_t* abias, std::int64_t n_tok,
                               float* y, std::int64_t ldy, std::int64_t rows_last, int n_next) {
     constexpr int L = G * H;  // lanes: lane l is half half0 + l % H of group l / H
     const __m256i low = _mm256_set1_epi8(0x0f), high2 = _mm256_set1_epi8(0x30);
-    StreamPrefetch<G> stream[G];
-    for (int g = 0; g < G; ++g) {
-        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
-    }
+    const GroupStreams<G> streams(wg0, group_bytes, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
     __m256 acc[L][T];
     for (int l = 0; l < L; ++l) {
         for (int t = 0; t < T; ++t) acc[l][t] = _mm256_setzero_ps();
@@ -541,7 +534,7 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::si
         for (int j = 0; j < 16; ++j) {  // values 16j .. 16j + 15: value half vh, chunks 4jj .. 4jj + 3
             const int vh = j / 8, jj = j % 8;
             if (half0 == 0) {  // half 1 alone reads the lines half 0 brought in
-                for (int g = 0; g < G; ++g) stream[g].template ahead_step<kPackQ6KBytes, 16>(o[g], j);
+                streams.template ahead_step<kPackQ6KBytes, 16>(static_cast<std::size_t>(sb) * kPackQ6KBytes, j);
             }
             for (int l = 0; l < L; ++l) {
                 const int half = half0 + l % H;

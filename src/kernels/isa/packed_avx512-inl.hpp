@@ -82,10 +82,8 @@ template <bool Q5, int G, bool kGfni>
 inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                            const float* ad, const std::int32_t* abs, float* y, __mmask16 mask_last, int n_next) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;
-    StreamPrefetch<G> stream[G];
-    for (int g = 0; g < G; ++g) {
-        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
-    }
+    constexpr std::size_t kSuper = kPackQ4KBytes + kQh;
+    const GroupStreams<G> streams(wg0, group_bytes, static_cast<std::size_t>(nsb) * kSuper, n_next);
     const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
     __m512 acc[G];
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
@@ -96,14 +94,16 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
         const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * 256);
         __m512i isum_lo[G], isum_hi[G];
         for (int g = 0; g < G; ++g) isum_lo[g] = isum_hi[g] = _mm512_setzero_si512();
+#pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {  // sub-blocks j = 2k (low nibbles) and 2k + 1 (high)
             __m512i s_lo[G], s2_lo[G], s_hi[G], s2_hi[G];
             for (int g = 0; g < G; ++g) s_lo[g] = s2_lo[g] = s_hi[g] = s2_hi[g] = _mm512_setzero_si512();
+#pragma GCC unroll 8
             for (int c = 0; c < 8; ++c) {
+                streams.template ahead_step<kSuper, 32>(static_cast<std::size_t>(sb) * kSuper, 8 * k + c);
                 const std::uint8_t* x_lo = at + 64 * k + 4 * c;  // sub-block 2k, chunk c
                 const __m512i xl = bcast4(x_lo), xh = bcast4(x_lo + 32);
                 for (int g = 0; g < G; ++g) {
-                    stream[g].template ahead_step<kQh + kPackQ4KBytes, 32>(qh[g], 8 * k + c);  // qh[g]: the superblock
                     const __m512i x = in_register(_mm512_loadu_si512(o[g] + k * 512 + 64 * c));
                     __m512i lo, hi;
                     if constexpr (Q5 && kGfni) {  // bit 2k (2k + 1) of the qh line to bit 4 of the nibble
@@ -381,10 +381,7 @@ template <int G, bool kGfni>
 inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                           const float* ad, const std::int32_t* abias, float* y, __mmask16 mask_last, int n_next) {
     const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
-    StreamPrefetch<G> stream[G];
-    for (int g = 0; g < G; ++g) {
-        stream[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
-    }
+    const GroupStreams<G> streams(wg0, group_bytes, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
     __m512 acc[G];
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
@@ -394,18 +391,21 @@ inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t
         const std::int32_t* bias = abias + sb * 16;
         __m512i isum_a[G], isum_b[G];
         for (int g = 0; g < G; ++g) isum_a[g] = isum_b[g] = _mm512_setzero_si512();
+#pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 2
             for (int m = 0; m < 2; ++m) {
                 const int j0 = 8 * h + m;  // sub-blocks j0, j0 + 2, j0 + 4, j0 + 6
                 __m512i s[G][4];
                 for (int g = 0; g < G; ++g) {
                     for (int i = 0; i < 4; ++i) s[g][i] = _mm512_set1_epi32(bias[j0 + 2 * i]);
                 }
+#pragma GCC unroll 4
                 for (int c = 0; c < 4; ++c) {
+                    streams.template ahead_step<kPackQ6KBytes, 16>(static_cast<std::size_t>(sb) * kPackQ6KBytes, 4 * (2 * h + m) + c);
                     __m512i xs[4];
                     for (int i = 0; i < 4; ++i) xs[i] = bcast4(at + 16 * (j0 + 2 * i) + 4 * c);
                     for (int g = 0; g < G; ++g) {
-                        stream[g].template ahead_step<kPackQ6KBytes, 16>(o[g], 4 * (2 * h + m) + c);
                         const __m512i ql0 = in_register(_mm512_loadu_si512(o[g] + 64 * (16 * h + 4 * m + c)));
                         const __m512i ql2 = in_register(_mm512_loadu_si512(o[g] + 64 * (16 * h + 4 * (m + 2) + c)));
                         const __m512i qh = in_register(_mm512_loadu_si512(o[g] + 64 * (32 + 8 * h + 4 * m + c)));

@@ -14,36 +14,6 @@ namespace packed_avx512 {
 
 constexpr std::int64_t kTokenBlock = 64;
 
-// Where a decode call's G streams prefetch while they read the block pair at `pair_off` of their
-// groups: about kCallAhead / G on (a whole number of pairs, so that a pair's lines never straddle
-// a group's end), and past a group's end at the same place of the group that the next call's
-// stream reads in its stead (G groups on), so that call begins with its first reads in flight.
-// Where no call of G groups follows (the last call of a chunk), the pair in hand (in cache). One
-// address for all G streams, which sit `group_bytes` apart: the kernels' scalar work stays small.
-template <std::size_t kPair, int G>
-[[gnu::always_inline]] inline const std::uint8_t* pair_prefetch_base(const std::uint8_t* wg0, std::size_t pair_off,
-                                                                     std::size_t group_bytes, bool hand_on) {
-    constexpr std::size_t kAhead = (kCallAhead / G + kPair / 2) / kPair * kPair;
-    const std::size_t o = pair_off + kAhead;
-    return wg0 + (o < group_bytes ? o : hand_on ? o + (G - 1) * group_bytes : pair_off);
-}
-
-// Step `step` (of 8: two blocks of 4) of a block pair's reading: prefetches that step's share of
-// the pair's lines at `pf` on each of the G streams. Spread over the steps rather than issued at
-// the pair's start: a burst of 36-68 prefetches fills the core's queue of misses, and the step's
-// own loads (already in L2) wait behind it.
-template <std::size_t kPair, int G>
-[[gnu::always_inline]] inline void pair_step_prefetch(const std::uint8_t* pf, std::size_t group_bytes, int step) {
-    constexpr int kLines = static_cast<int>((kPair + 63) / 64), kEach = kLines / 8, kRest = kLines % 8;
-    const int first = step * kEach + (step < kRest ? step : kRest);
-    const int n = kEach + (step < kRest ? 1 : 0);
-#pragma GCC unroll 4
-    for (int i = 0; i < n; ++i) {
-#pragma GCC unroll 8
-        for (int g = 0; g < G; ++g) _mm_prefetch(reinterpret_cast<const char*>(pf + g * group_bytes + 64 * (first + i)), _MM_HINT_T0);
-    }
-}
-
 // One block (half kHalf of its pair) of decode on G row groups: they share each broadcast
 // activation chunk, and the core gets G weight streams and 2G accumulator chains in flight.
 // Weights are loaded chunk by chunk next to their vpdpbusd instead of a whole block first (Q4_0
@@ -55,7 +25,8 @@ template <std::size_t kPair, int G>
 template <bool Q4, int G, int kHalf>
 [[gnu::always_inline]] inline void block_one_token(const std::uint8_t* wb, const std::uint8_t* scales,
                                                    std::size_t group_bytes, const std::uint8_t* a8, std::int32_t bias,
-                                                   float da, const std::uint8_t* pf, __m512 (&acc)[G]) {
+                                                   float da, const GroupStreams<G>& streams, std::size_t pair_off,
+                                                   __m512 (&acc)[G]) {
     constexpr std::size_t kPair = kLegacyPairBytes<Q4 ? 4 * 64 : 8 * 64>;
     const __m512i low = _mm512_set1_epi8(0x0f);
     __m512i is[G], part[G];
@@ -65,7 +36,7 @@ template <bool Q4, int G, int kHalf>
     }
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
-        pair_step_prefetch<kPair, G>(pf, group_bytes, kHalf * 4 + m);
+        streams.template ahead_step<kPair, 8>(pair_off, kHalf * 4 + m);  // a pair is read in 8 steps
         if constexpr (Q4) {
             const __m512i xl = bcast4(a8 + 4 * m), xh = bcast4(a8 + 4 * (m + 4));
 #pragma GCC unroll 8
@@ -93,30 +64,29 @@ template <bool Q4, int G, int kHalf>
 }
 
 // Decode (one token), G row groups at a time (4, a remainder 2; see gemm), a block pair per
-// iteration so that each step's prefetches are known when compiled. The prefetches run on into
-// the next call's groups where a call of G groups follows (n_next == G).
+// iteration so that each step's prefetches are known when compiled (GroupStreams: they run on into
+// the next call's groups where that call takes G groups).
 template <bool Q4, int G>
 inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
                              const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
                              __mmask16 mask_last, int n_next) {
-    constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64, kPair = kLegacyPairBytes<kBlock>;
-    const bool hand_on = n_next == G;
+    constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
+    const GroupStreams<G> streams(wg0, group_bytes, group_bytes, n_next);
     const auto* a8 = reinterpret_cast<const std::uint8_t*>(a);
     __m512 acc[G];
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
     std::int64_t b = 0;
     for (; b + 1 < nb; b += 2) {
         const std::size_t off = legacy_quants_at<kBlock>(b);
-        const std::uint8_t* pf = pair_prefetch_base<kPair, G>(wg0, off, group_bytes, hand_on);
         const std::uint8_t* scales = wg0 + legacy_scales_at<kBlock>(b);
-        block_one_token<Q4, G, 0>(wg0 + off, scales, group_bytes, a8 + b * kQK, ab[b], ad[b], pf, acc);
+        block_one_token<Q4, G, 0>(wg0 + off, scales, group_bytes, a8 + b * kQK, ab[b], ad[b], streams, off, acc);
         block_one_token<Q4, G, 1>(wg0 + off + kBlock, scales + 2 * kPackRows, group_bytes, a8 + (b + 1) * kQK, ab[b + 1],
-                                  ad[b + 1], pf, acc);
+                                  ad[b + 1], streams, off, acc);
     }
     if (b < nb) {  // an odd last block
         const std::size_t off = legacy_quants_at<kBlock>(b);
         block_one_token<Q4, G, 0>(wg0 + off, wg0 + legacy_scales_at<kBlock>(b), group_bytes, a8 + b * kQK, ab[b], ad[b],
-                                  pair_prefetch_base<kPair, G>(wg0, off, group_bytes, hand_on), acc);
+                                  streams, off, acc);
     }
     for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * kPackRows, acc[g]);
     _mm512_mask_storeu_ps(y + (G - 1) * kPackRows, mask_last, acc[G - 1]);

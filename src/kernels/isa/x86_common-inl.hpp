@@ -76,27 +76,43 @@ struct StreamPrefetch {
         const std::uint8_t* t = p + kDistance;
         prefetch_at<kBytes>(t >= end ? t + skip : t);
     }
+};
 
-    /// Step `step` of the kSteps steps that read a unit of kBytes at p (a block pair, a
-    /// superblock): prefetches that step's share of the unit's lines, kDistance on. Decode spreads
-    /// a unit's prefetches over its steps rather than issuing them together at its start: a burst
-    /// of them (36 a block pair for Q4_0's four streams) fills the core's queue of misses, and
-    /// the step's own loads wait behind it.
-    /// Always inlined: GCC counts a function that only prefetches as free of side effects, and
-    /// where it kept one out of line it deleted the calls.
+/// The G weight streams of a one-token (decode) call, one a row group `group_bytes` apart from
+/// wg0, each reading the first `run_bytes` of its group in lockstep. All sit at the same offset at
+/// any moment, so one address (group 0's) and G prefetches `group_bytes` apart serve them:
+/// a wrap test a stream and a run-time step had cost the Q4_0 kernel ~100 instructions a chunk
+/// for the 20 that do its work (one thread in L2: 50 -> 98 GB/s without them). The prefetches run
+/// StreamPrefetch<G>::kDistance ahead; past the run's end they go on to the same place of the run
+/// the next call's streams read in their stead (G groups on) where that call takes G groups, and
+/// otherwise on into the next group.
+template <int G>
+struct GroupStreams {
+    const std::uint8_t* wg0;
+    std::size_t group_bytes, run_bytes, skip;
+
+    GroupStreams(const std::uint8_t* wg0_, std::size_t group_bytes_, std::size_t run_bytes_, int n_next)
+        : wg0(wg0_), group_bytes(group_bytes_), run_bytes(run_bytes_),
+          skip(n_next == G ? G * group_bytes_ - run_bytes_ : 0) {}
+
+    /// Step `step` of the kSteps steps that read a unit of kBytes at offset `unit` of each run (a
+    /// block pair, a superblock): prefetches that step's share of the unit's lines on every
+    /// stream. Decode spreads a unit's prefetches over its steps rather than issuing them at its
+    /// start: a burst (36 a block pair for Q4_0's four streams) fills the core's queue of misses,
+    /// and the step's own loads, already in L2, wait behind it. Always inlined, with fixed trip
+    /// counts once the caller's loops are unrolled: GCC counts a function that only prefetches
+    /// as free of side effects (where it kept one out of line it deleted the calls), and a loop
+    /// of run-time count keeps it from unrolling the kernels' loops over groups.
     template <std::size_t kBytes, int kSteps>
-    [[gnu::always_inline]] void ahead_step(const std::uint8_t* p, int step) const {
+    [[gnu::always_inline]] void ahead_step(std::size_t unit, int step) const {
         constexpr int kLines = static_cast<int>((kBytes + 63) / 64), kEach = kLines / kSteps, kRest = kLines % kSteps;
-        // Each step kEach lines, the first kRest steps one more. Fixed trip counts: a loop of
-        // unknown count here keeps GCC from unrolling the kernels' loops over groups.
-        const std::uint8_t* first = p + kDistance + 64 * (step * kEach + (step < kRest ? step : kRest));
-        for (int i = 0; i < kEach; ++i) line(first + 64 * i);
-        if (step < kRest) line(first + 64 * kEach);
-    }
-
-  private:
-    [[gnu::always_inline]] void line(const std::uint8_t* t) const {
-        _mm_prefetch(reinterpret_cast<const char*>(t >= end ? t + skip : t), _MM_HINT_T0);
+        const std::size_t t = unit + StreamPrefetch<G>::kDistance + 64 * (step * kEach + (step < kRest ? step : kRest));
+        const char* p = reinterpret_cast<const char*>(wg0 + (t < run_bytes ? t : t + skip));
+#pragma GCC unroll 4
+        for (int i = 0; i < kEach + (step < kRest ? 1 : 0); ++i) {
+#pragma GCC unroll 8
+            for (int g = 0; g < G; ++g) _mm_prefetch(p + g * group_bytes + 64 * i, _MM_HINT_T0);
+        }
     }
 };
 
