@@ -73,7 +73,7 @@ inline void q45k_superblocks(const std::uint8_t* wg0, std::size_t group_bytes, s
 // both, into four vpdpbusd chains per group. A per-token path that reloaded every line for the
 // second nibble ran at half this speed in cache (Q4_K ~200 -> ~95 cycles a superblock). Two
 // groups share each broadcast activation chunk and give the core two weight streams (with the
-// next call's groups prefetched, StreamPrefetch): TinyLlama-shaped matvecs on an Intel Xeon VM
+// next call's groups prefetched, GroupStreams): TinyLlama-shaped matvecs on an Intel Xeon VM
 // +4-8% at one thread and +7-8% at two over one group; four groups measured even in memory
 // and slower in L2. Q4_K's high nibbles stay in place (16x; their sums, at most 4 x 63 x 32 x
 // 240 x 128 a superblock, are divided by 16 exactly), as in the Q4_0 kernel. Same integer sums,

@@ -51,7 +51,8 @@ inline void prefetch_ahead(const std::uint8_t* p) {
 /// 9 interleaved passes: 53 / 57 / 60 GB/s with 4 / 2 / 1 KiB a stream, one stream 4 KiB ahead 62.
 constexpr std::size_t kCallAhead = 8192;
 
-/// One of the G weight streams of a decode call that takes G row groups: prefetches run
+/// One of the G weight streams of a small-batch or prefill tile call that takes G row groups
+/// (decode's one-token kernels use GroupStreams, below): prefetches run
 /// `kDistance` ahead of the bytes in hand until that passes `end`, the end of the stream's run
 /// in this call, then go `skip` bytes further, to the same place in the run the next call reads
 /// in its stead, so that call's streams begin with their first reads in flight rather than as
@@ -117,7 +118,7 @@ struct GroupStreams {
 };
 
 /// The groups a decode call of G groups, followed by one starting at group `next`, hands its
-/// prefetches to (StreamPrefetch): those left, at most G.
+/// prefetches to (StreamPrefetch, GroupStreams): those left, at most G.
 inline int groups_after(std::int64_t n_groups, std::int64_t next, int G) {
     return n_groups - next < G ? static_cast<int>(n_groups - next) : G;
 }
