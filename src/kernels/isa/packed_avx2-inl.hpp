@@ -241,9 +241,8 @@ inline void halves_tokens(std::int64_t nb, const std::uint8_t* wg, int half0, co
 
 // Decode (one token), G whole row groups at a time (both halves of each): the core gets G weight
 // streams, whose prefetches run on into the next call's groups (GroupStreams), as the AVX-512
-// kernels do. Per group and half the same integer sums
-// and float steps as halves_tokens<.., 2, 1>: identical results. `rows_last`: the rows of the
-// call's last group.
+// kernels do. Per group and half the same integer sums and float steps as halves_tokens<.., 2, 1>:
+// identical results. `rows_last`: the rows of the call's last group.
 template <bool kVnni, bool Q4, int G>
 inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                              const float* ad, const std::int32_t* ab, float* y, std::int64_t rows_last, int n_next) {
@@ -389,9 +388,8 @@ inline void halves_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, int hal
 // sub-blocks 2k and 2k + 1 are the low and high nibbles of the same lines, so each line (and
 // Q5_K's qh line) is loaded once for both; halves_tokens_q45k<.., 1> loads them again for the
 // high nibbles. G = 2 gives the core two weight streams sharing each activation chunk, whose
-// prefetches run on into the next call's groups (GroupStreams). Per half the
-// same runs of chunks, integer sums and float steps: identical results. `rows_last`: the rows of
-// the last group.
+// prefetches run on into the next call's groups (GroupStreams). Per half the same runs of chunks,
+// integer sums and float steps: identical results. `rows_last`: the rows of the last group.
 template <bool kVnni, bool Q5, int G, int H>
 inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, int half0,
                            const std::int8_t* a, const float* ad, const std::int32_t* abs, float* y,
