@@ -11,6 +11,7 @@
 #include "kernels/dispatch.hpp"
 #include "runtime/fail.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/parallel_runs.hpp"
 #include "runtime/zeroed_memory.hpp"
 
 namespace ember::kernels {
@@ -155,6 +156,7 @@ namespace {
 // activations are prepared once, then all their row groups are claimed from one counter.
 constexpr int kMaxJobs = 4;
 
+
 // A chunk of job `job`'s row groups [g0, g1).
 struct GroupChunk {
     int job;
@@ -168,21 +170,13 @@ constexpr int kMaxChunks = 256;
 // on one thread; `--parallel 2 / 4 / 8` ran +9 / +8 / +6% faster (medians of 4 rounds).
 constexpr std::int64_t kPrepareTokenGrain = 16;
 
-// Splits the jobs' groups, in order, into chunks that shrink toward the end (guided
+// Prefill's split: the jobs' groups, in order, in chunks that shrink toward the end (guided
 // scheduling): each takes 1/(2 * workers) of the groups left, rounded up to a multiple of
-// `quantum` (2, or the decode kernel's groups at a time: TypeKernels::decode_groups), never fewer
-// than min_size, never across jobs. The last chunks are then `quantum` groups, so the workers
-// finish within about that of each other (equal chunks of 1/16 of a matrix left one idle for half
-// a chunk on average). Chunks of AVX-512 Q4_0's 4 rather than 2 (a remainder of 2 ran its
-// 2-group kernel): TinyLlama-shaped decode sweep, 2 threads, 7 of 8 interleaved pairs faster,
-// median -3.9%. A lone worker decoding takes each job whole: there is nothing to balance, and
-// every chunk start costs a ramp of unprefetched reads. Returns the count.
-int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, bool decode, std::int64_t quantum,
-                GroupChunk* out) {
-    if (workers == 1 && decode) {
-        for (int j = 0; j < n_jobs; ++j) out[j] = {j, 0, n_groups[j]};
-        return n_jobs;
-    }
+// `quantum` (2), never fewer than min_size, never across jobs. The last chunks are then `quantum`
+// groups, so the workers finish within about that of each other (equal chunks of 1/16 of a matrix
+// left one idle for half a chunk on average). Decode splits its groups by parallel_runs.
+// Returns the count.
+int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, std::int64_t quantum, GroupChunk* out) {
     std::int64_t total = 0;
     for (int j = 0; j < n_jobs; ++j) total += n_groups[j];
     for (std::int64_t min_size = quantum;; min_size *= 2) {  // larger minimums until kMaxChunks suffice
@@ -228,24 +222,35 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, cons
         max_groups = std::max(max_groups, n_groups[j]);
     }
     const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), max_groups * n_jobs));
+    const auto run = [&](int j, std::int64_t g0, std::int64_t g1, std::int64_t n_after) {
+        const MatmulJob& job = jobs[j];
+        const std::size_t gb = job.w->group_bytes();
+        k.packed_gemm(nb, job.w->data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
+                      job.w->n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens, job.y + g0 * kPackRows, job.ldy,
+                      n_after);
+    };
+    if (n_tokens == 1) {
+        // A lone worker takes each job whole: there is nothing to balance, and every start costs
+        // a ramp of reads not prefetched. Several take runs of their own contiguous ranges
+        // (parallel_runs), their kernels' prefetches handed on from run to run: against
+        // prefill's guided chunks, which decode took before, TinyLlama on 2 threads, time a token
+        // -1 to -4% by type (docs/performance.md).
+        if (workers == 1) {
+            for (int j = 0; j < n_jobs; ++j) run(j, 0, n_groups[j], 0);
+        } else {
+            parallel_runs(n_groups, n_jobs, workers, k.decode_groups,
+                          [&](const JobRun& r) { run(r.job, r.begin, r.end, r.n_after); });
+        }
+        return;
+    }
+    // Prefill: guided chunks, claimed one at a time from a shared counter.
     GroupChunk chunks[kMaxChunks];
-    const bool decode = n_tokens == 1;
-    const int n_chunks = plan_chunks(n_groups, n_jobs, workers, decode, decode ? k.decode_groups : 2, chunks);
-    // Decode and prefill alike claim one chunk at a time. Decode used to claim a chunk ahead and
-    // prefetch the starts of its first groups toward L2 before running the one in hand; tokens
-    // alternating between that and this (same process, same memory conditions), TinyLlama on 2
-    // threads, 600 tokens: Q4_0 -2.7%, Q8_0 -4.9%, Q4_K_M -3.0% median time a token, 480-500 of
-    // 600 pairs faster. The kernels' own prefetches run on from each call into the groups after it.
+    const int n_chunks = plan_chunks(n_groups, n_jobs, workers, 2, chunks);
     std::atomic<int> next{0};
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
         for (int c = next.fetch_add(1, std::memory_order_relaxed); c < n_chunks;
              c = next.fetch_add(1, std::memory_order_relaxed)) {
-            const GroupChunk& ch = chunks[c];
-            const MatmulJob& job = jobs[ch.job];
-            const std::size_t gb = job.w->group_bytes();
-            k.packed_gemm(nb, job.w->data() + static_cast<std::size_t>(ch.g0) * gb, gb, ch.g1 - ch.g0,
-                          job.w->n_rows() - ch.g0 * kPackRows, qa, ad, ab, n_tokens, job.y + ch.g0 * kPackRows,
-                          job.ldy);
+            run(chunks[c].job, chunks[c].g0, chunks[c].g1, 0);
         }
     });
 }
@@ -309,16 +314,21 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
             }
         }
     };
+    const std::int64_t n_groups = (w.n_rows() + kRowGrain - 1) / kRowGrain;
+    const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), n_groups));
     if (n_tokens == 1) {
-        parallel_for(w.n_rows(), n_threads, kRowGrain, [&](std::int64_t r0, std::int64_t r1, int) { sweep(r0, r1); });
+        // Decode: a contiguous range of rows a thread (parallel_runs), so the tiles' prefetches
+        // past the end of a run fall on the rows the same thread reads next. Against the pool's
+        // equal chunks, tokens alternating in one session, TinyLlama on 2 threads: F16 -4.1%,
+        // BF16 -3.8% a token (163 and 159 of 200 pairs won).
+        parallel_runs(&n_groups, 1, workers, 1,
+                      [&](const JobRun& r) { sweep(r.begin * kRowGrain, std::min(w.n_rows(), r.end * kRowGrain)); });
         return;
     }
     // Prefill claims 16-row groups in guided chunks (plan_chunks), as the packed path does: the
     // pool's equal chunks (4 a worker) left one worker idle for about half a chunk at the end.
-    const std::int64_t n_groups = (w.n_rows() + kRowGrain - 1) / kRowGrain;
-    const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), n_groups));
     GroupChunk chunks[kMaxChunks];
-    const int n_chunks = plan_chunks(&n_groups, 1, workers, false, 2, chunks);
+    const int n_chunks = plan_chunks(&n_groups, 1, workers, 2, chunks);
     std::atomic<int> next{0};
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
         for (int c = next.fetch_add(1, std::memory_order_relaxed); c < n_chunks;

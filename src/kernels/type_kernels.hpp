@@ -58,11 +58,14 @@ using TileFn = void (*)(std::int64_t n, const void* w, std::size_t w_stride, std
 /// g * 16 + r < n_valid_rows. `w` points at group 0 (groups group_bytes apart). Activations are
 /// block-major (PackedLayout::prepare_act): the int8 values of (block b, token t) at
 /// a + (b * n_tok + t) * block_values, their float scale at ad[b * n_tok + t] and the bias
-/// word(s) at abias[(b * n_tok + t) * bias_words].
+/// word(s) at abias[(b * n_tok + t) * bias_words]. `n_after`: groups after the n_groups that the
+/// calling thread goes on to read next (0 where none or unknown). A hint that changes no result:
+/// the one-token kernels hand their last prefetches on into those groups, as they do from call to
+/// call within n_groups.
 using PackedGemmFn = void (*)(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes,
                               std::int64_t n_groups, std::int64_t n_valid_rows,
                               const std::int8_t* a, const float* ad, const std::int32_t* abias,
-                              std::int64_t n_tok, float* y, std::int64_t ldy);
+                              std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t n_after);
 
 /// A repacked 16-row layout of a weight type (ISA independent; kernels/packed.cpp).
 struct PackedLayout {

@@ -16,16 +16,16 @@
 #define EMBER_PACKED_GEMM_SIGNATURE(name)                                                        \
     void name(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups, \
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad,                 \
-              const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy)
+              const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t n_after)
 #define EMBER_DECLARE_PACKED_GEMM(name) EMBER_PACKED_GEMM_SIGNATURE(name);
 /// Defines the packed GEMMs of an ISA namespace from its kernels for Q4_0 (Q4 = true) and Q8_0
 /// (gemm_legacy<Q4>), for Q4_K (Q5 = false) and Q5_K (gemm_q45k<Q5>) and for Q6_K (gemm_q6k).
 #define EMBER_DEFINE_PACKED(gemm_legacy, gemm_q45k, gemm_q6k)                                     \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_0) { gemm_legacy<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q8_0) { gemm_legacy<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_k) { gemm_q45k<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q5_k) { gemm_q45k<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); } \
-    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q6_k) { gemm_q6k(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy); }
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_0) { gemm_legacy<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q8_0) { gemm_legacy<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q4_k) { gemm_q45k<false>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q5_k) { gemm_q45k<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after); } \
+    EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q6_k) { gemm_q6k(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after); }
 #define EMBER_DECLARE_QUANTIZE_ACT(name) void name(const float* x, void* dst, std::int64_t n);
 
 // Float rows (F32/F16/BF16 weights; F16 against F32 activations, BF16 against BF16), 16-bit

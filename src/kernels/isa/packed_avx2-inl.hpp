@@ -72,15 +72,19 @@ inline void for_each_half(std::int64_t rows, Kernel&& kernel) {
 }
 
 // The loop of every GEMM here. A lone token with `pairs` set: pair(g, rows of group g + 1, groups
-// after the call up to 2) for each pair of groups, two weight streams a call. Then, for the
-// other groups, packed_for_each's token tiles (up to kMaxT tokens), then the halves of each
-// group; kernel<H, T>(group g's bytes, first half, g, first token t, rows of g) does the rest.
+// after the call up to 2, counting the n_after that follow the n_groups) for each pair of groups,
+// two weight streams a call. Then, for the other groups, packed_for_each's token tiles (up to
+// kMaxT tokens), then the halves of each group; kernel<H, T>(group g's bytes, first half, g,
+// first token t, rows of g) does the rest.
 template <int kMaxT = 4, class Pair, class Kernel>
 inline void gemm_halves(const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups, std::int64_t n_valid_rows,
-                        std::int64_t n_tok, std::int64_t token_block, bool pairs, Pair&& pair, Kernel&& kernel) {
+                        std::int64_t n_tok, std::int64_t token_block, bool pairs, std::int64_t n_after, Pair&& pair,
+                        Kernel&& kernel) {
     std::int64_t g0 = 0;
     if (pairs && n_tok == 1) {
-        for (; g0 + 2 <= n_groups; g0 += 2) pair(g0, n_valid_rows - (g0 + 1) * kPackRows, groups_after(n_groups, g0 + 2, 2));
+        for (; g0 + 2 <= n_groups; g0 += 2) {
+            pair(g0, n_valid_rows - (g0 + 1) * kPackRows, groups_after(n_groups + n_after, g0 + 2, 2));
+        }
     }
     packed_for_each<kMaxT>(n_groups - g0, n_valid_rows - g0 * kPackRows, n_tok, token_block,
                            [&]<int T>(std::int64_t g, std::int64_t rows, std::int64_t t) {
@@ -272,7 +276,7 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
 template <bool kVnni, bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
-          std::int64_t n_tok, float* y, std::int64_t ldy) {
+          std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t n_after) {
     // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM (EMBER_ISA=avx2), one thread,
     // Q4_0 72 -> 80% of the read, Q8_0 80 -> 87%; two threads Q4_0 70 -> 77%. Four groups
     // measured no better than two.
@@ -280,7 +284,7 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
     // each: TinyLlama pp256, EMBER_ISA=avx2, 2 threads, 2 interleaved rounds 97 -> 120 t/s; the
     // other types ran 10-30% slower so.
     constexpr int kMaxT = !kVnni && !Q4 ? 2 : 4;
-    gemm_halves<kMaxT>(w, group_bytes, n_groups, n_valid_rows, n_tok, kTokenBlock, true,
+    gemm_halves<kMaxT>(w, group_bytes, n_groups, n_valid_rows, n_tok, kTokenBlock, true, n_after,
                 [&](std::int64_t g, std::int64_t rows_last, int n_next) {
                     groups_one_token<kVnni, Q4, 2>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad,
                                                    ab, y + g * kPackRows, rows_last, n_next);
@@ -488,13 +492,13 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
 template <bool kVnni, bool Q5>
 void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
-               std::int64_t n_tok, float* y, std::int64_t ldy) {
+               std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t n_after) {
     // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM, one thread, Q4_K 70 -> 78% of
     // the read (AVX-VNNI 75 -> 80%), Q5_K AVX-VNNI 65 -> 74%; two threads Q4_K 66 -> 74%. In L2
     // (compute-bound) AVX2 Q4_K is 3% slower. AVX2 Q5_K (int16 runs of 4, more live registers) is
     // 7% slower there and its decode is nearly compute-bound: Q5_K_M tg at two threads fell 4%,
     // so it keeps one group a call.
-    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32, kVnni || !Q5,
+    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32, kVnni || !Q5, n_after,
                 [&](std::int64_t g, std::int64_t rows_last, int n_next) {
                     one_token_q45k<kVnni, Q5, 2, 2>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, 0, a, ad,
                                                     abs, y + g * kPackRows, rows_last, n_next);
@@ -587,10 +591,10 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::si
 template <bool kVnni>
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
-              std::int64_t n_tok, float* y, std::int64_t ldy) {
+              std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t n_after) {
     // Pairs of groups: TinyLlama-shaped matvecs on an Intel Xeon VM, of the read: one thread
     // 65 -> 81% (AVX-VNNI 71 -> 82%), two threads 57 -> 75%; in L2 +32%.
-    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32, true,
+    gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32, true, n_after,
                 [&](std::int64_t g, std::int64_t rows_last, int n_next) {
                     halves_tokens_q6k<kVnni, 2, 2, 1>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, 0, a, ad,
                                                       abias, 1, y + g * kPackRows, ldy, rows_last, n_next);

@@ -47,14 +47,15 @@ inline __m512i select_bits(__m512i a, __m512i b, __m512i mask) { return _mm512_t
 // the activation's sub-block sums. Q5_K's fifth bit joins each nibble by one vpternlogd.
 
 /// The K-quants' decode loop: groups two at a time (two weight streams), then a lone last group:
-/// f.operator()<G>(first group, row mask of the call's last group, groups after the call up to G).
+/// f.operator()<G>(first group, row mask of the call's last group, groups after the call up to G,
+/// counting the n_after that follow the n_groups).
 template <typename F>
-inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, F&& f) {
+inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, std::int64_t n_after, F&& f) {
     std::int64_t g = 0;
     for (; g + 2 <= n_groups; g += 2) {
-        f.template operator()<2>(g, row_mask(n_valid_rows - (g + 1) * kPackRows), groups_after(n_groups, g + 2, 2));
+        f.template operator()<2>(g, row_mask(n_valid_rows - (g + 1) * kPackRows), groups_after(n_groups + n_after, g + 2, 2));
     }
-    if (g < n_groups) f.template operator()<1>(g, row_mask(n_valid_rows - g * kPackRows), 0);
+    if (g < n_groups) f.template operator()<1>(g, row_mask(n_valid_rows - g * kPackRows), groups_after(n_groups + n_after, g + 1, 1));
 }
 
 /// Superblock sb of G groups (`group_bytes` apart from wg0): qh[g], its kQh bytes of qh lines
@@ -299,9 +300,9 @@ inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::in
 template <bool Q5, bool kGfni>
 void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
-               std::int64_t n_tok, float* y, std::int64_t ldy) {
+               std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t n_after) {
     if (n_tok == 1) {
-        one_token_pairs(n_groups, n_valid_rows, [&]<int G>(std::int64_t g, __mmask16 mask_last, int n_next) {
+        one_token_pairs(n_groups, n_valid_rows, n_after, [&]<int G>(std::int64_t g, __mmask16 mask_last, int n_next) {
             one_token_q45k<Q5, G, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, abs,
                                   y + g * kPackRows, mask_last, n_next);
         });
@@ -449,9 +450,9 @@ inline void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t
 template <bool kGfni>
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
-              std::int64_t n_tok, float* y, std::int64_t ldy) {
+              std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t n_after) {
     if (n_tok == 1) {
-        one_token_pairs(n_groups, n_valid_rows, [&]<int G>(std::int64_t g, __mmask16 mask_last, int n_next) {
+        one_token_pairs(n_groups, n_valid_rows, n_after, [&]<int G>(std::int64_t g, __mmask16 mask_last, int n_next) {
             one_token_q6k<G, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, abias,
                              y + g * kPackRows, mask_last, n_next);
         });

@@ -180,7 +180,7 @@ inline void groups_tokens(std::int64_t nb, const std::uint8_t* wg0, std::size_t 
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
-          std::int64_t n_tok, float* y, std::int64_t ldy) {
+          std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t n_after) {
     if (n_tok == 1) {
         // Four groups at a time. Q4_0: TinyLlama decode +7-10% on 2 threads and up to +25% on one
         // over two (interleaved), since each line is loaded once (in_register); three even, six
@@ -194,12 +194,12 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         for (; g + kGroups <= n_groups; g += kGroups) {
             groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
                                           y + g * kPackRows, row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows),
-                                          groups_after(n_groups, g + kGroups, kGroups));
+                                          groups_after(n_groups + n_after, g + kGroups, kGroups));
         }
         if (g + 2 <= n_groups) {
             groups_one_token<Q4, 2>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
                                     y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows),
-                                    groups_after(n_groups, g + 2, 2));
+                                    groups_after(n_groups + n_after, g + 2, 2));
             g += 2;
         }
         if (g < n_groups) {

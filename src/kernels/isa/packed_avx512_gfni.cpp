@@ -6,10 +6,10 @@
 namespace ember::kernels::avx512_gfni {
 
 EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q5_k) {
-    packed_avx512::KQuants<true>::q45k<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy);
+    packed_avx512::KQuants<true>::q45k<true>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after);
 }
 EMBER_PACKED_GEMM_SIGNATURE(packed_gemm_q6_k) {
-    packed_avx512::KQuants<true>::q6k(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy);
+    packed_avx512::KQuants<true>::q6k(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after);
 }
 
 }  // namespace ember::kernels::avx512_gfni

@@ -177,7 +177,7 @@ struct Kernels {
     template <bool Q4>
     static void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                      std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
-                     std::int64_t n_tok, float* y, std::int64_t ldy) {
+                     std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
         packed_tiles<kMaxT, kQK, 1>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, ab, n_tok, y, ldy, kTokenBlock,
                                     []<int T>(auto... x) { group_tokens<Q4, T>(x...); });
     }
@@ -332,7 +332,7 @@ struct Kernels {
     template <bool Q5>
     static void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
-                          std::int64_t n_tok, float* y, std::int64_t ldy) {
+                          std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
         packed_tiles<kMaxT, 256, 4>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abs, n_tok, y, ldy, kTokenBlock,
                                     []<int T>(auto... x) { group_tokens_q45k<Q5, T>(x...); });
     }
@@ -458,7 +458,7 @@ struct Kernels {
 
     static void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                          std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
-                         std::int64_t n_tok, float* y, std::int64_t ldy) {
+                         std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
         packed_tiles<kMaxT, 256, 16>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, kTokenBlock,
                                      []<int T>(auto... x) { group_tokens_q6k<T>(x...); });
     }

@@ -154,7 +154,7 @@ template <bool Q4, int T>
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* ab,
-          std::int64_t n_tok, float* y, std::int64_t ldy) {
+          std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
     packed_tiles<kMaxT, kQK, 1>(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, ab, n_tok, y, ldy,
                                 packed_neon::kTokenBlock, []<int T>(auto... x) { group_tokens<Q4, T>(x...); });
 }
@@ -230,7 +230,7 @@ template <bool Q5, int T>
 template <bool Q5>
 void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
-               std::int64_t n_tok, float* y, std::int64_t ldy) {
+               std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
     packed_tiles<kMaxT, 256, 4>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abs, n_tok, y, ldy,
                                 packed_neon::kTokenBlock, []<int T>(auto... x) { group_tokens_q45k<Q5, T>(x...); });
 }
@@ -306,7 +306,7 @@ template <int T>
 
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
-              std::int64_t n_tok, float* y, std::int64_t ldy) {
+              std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
     packed_tiles<kMaxT, 256, 16>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy,
                                  packed_neon::kTokenBlock, []<int T>(auto... x) { group_tokens_q6k<T>(x...); });
 }
@@ -320,9 +320,9 @@ namespace neon_i8mm {
 #define EMBER_I8MM_PACKED(name, call)                                                                          \
     EMBER_PACKED_GEMM_SIGNATURE(name) {                                                                       \
         if (n_tok < packed_i8mm::kMaxT) {                                                                      \
-            neon_dotprod::name(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy);       \
+            neon_dotprod::name(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after); \
         } else {                                                                                               \
-            packed_i8mm::call(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy);        \
+            packed_i8mm::call(nb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, n_after); \
         }                                                                                                      \
     }
 EMBER_I8MM_PACKED(packed_gemm_q4_0, gemm<true>)

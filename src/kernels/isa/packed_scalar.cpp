@@ -40,7 +40,7 @@ void for_each_output(const std::uint8_t* w, std::size_t group_bytes, std::int64_
 template <bool Q4>
 void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
           std::int64_t n_valid_rows, const std::int8_t* a, const float* ad,
-          const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy) {
+          const std::int32_t* abias, std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
     constexpr std::size_t block_bytes = Q4 ? 4 * 64 : 8 * 64;
     for_each_output(w, group_bytes, n_groups, n_valid_rows, n_tok, y, ldy, [&](const std::uint8_t* wg, int r, std::int64_t t) {
         float acc = 0.0f;
@@ -63,7 +63,7 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
 template <bool Q5>
 void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
-               std::int64_t n_tok, float* y, std::int64_t ldy) {
+               std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;  // bytes of qh lines before the Q4_K layout
     for_each_output(w, group_bytes, n_groups, n_valid_rows, n_tok, y, ldy, [&](const std::uint8_t* wg, int r, std::int64_t t) {
         float acc = 0.0f;
@@ -110,7 +110,7 @@ inline int weight_q6k(const std::uint8_t* o, int r, int v) {
 
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
-              std::int64_t n_tok, float* y, std::int64_t ldy) {
+              std::int64_t n_tok, float* y, std::int64_t ldy, std::int64_t /*n_after*/) {
     for_each_output(w, group_bytes, n_groups, n_valid_rows, n_tok, y, ldy, [&](const std::uint8_t* wg, int r, std::int64_t t) {
         float acc = 0.0f;
         for (std::int64_t sb = 0; sb < nsb; ++sb) {
