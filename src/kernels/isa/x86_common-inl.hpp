@@ -51,6 +51,12 @@ inline void prefetch_ahead(const std::uint8_t* p) {
 /// 9 interleaved passes: 53 / 57 / 60 GB/s with 4 / 2 / 1 KiB a stream, one stream 4 KiB ahead 62.
 constexpr std::size_t kCallAhead = 8192;
 
+/// How far each of a call's G streams prefetches ahead of its reads.
+template <int G>
+constexpr std::size_t stream_distance() {
+    return kCallAhead / G < kPrefetchAhead ? kCallAhead / G : kPrefetchAhead;
+}
+
 /// One of the G weight streams of a small-batch or prefill tile call that takes G row groups
 /// (decode's one-token kernels use GroupStreams, below): prefetches run
 /// `kDistance` ahead of the bytes in hand until that passes `end`, the end of the stream's run
@@ -60,7 +66,7 @@ constexpr std::size_t kCallAhead = 8192;
 /// the read in two streams).
 template <int G>
 struct StreamPrefetch {
-    static constexpr std::size_t kDistance = kCallAhead / G < kPrefetchAhead ? kCallAhead / G : kPrefetchAhead;
+    static constexpr std::size_t kDistance = stream_distance<G>();
 
     const std::uint8_t* end;
     std::size_t skip;  // 0 where no later call takes the stream's place
@@ -84,7 +90,7 @@ struct StreamPrefetch {
 /// any moment, so one address (group 0's) and G prefetches `group_bytes` apart serve them:
 /// a wrap test a stream and a run-time step had cost the Q4_0 kernel ~100 instructions a chunk
 /// for the 20 that do its work (one thread in L2: 50 -> 98 GB/s without them). The prefetches run
-/// StreamPrefetch<G>::kDistance ahead; past the run's end they go on to the same place of the run
+/// stream_distance<G>() ahead; past the run's end they go on to the same place of the run
 /// the next call's streams read in their stead (G groups on) where that call takes G groups, and
 /// otherwise on into the next group.
 template <int G>
@@ -107,7 +113,7 @@ struct GroupStreams {
     template <std::size_t kBytes, int kSteps>
     [[gnu::always_inline]] void ahead_step(std::size_t unit, int step) const {
         constexpr int kLines = static_cast<int>((kBytes + 63) / 64), kEach = kLines / kSteps, kRest = kLines % kSteps;
-        const std::size_t t = unit + StreamPrefetch<G>::kDistance + 64 * (step * kEach + (step < kRest ? step : kRest));
+        const std::size_t t = unit + stream_distance<G>() + 64 * (step * kEach + (step < kRest ? step : kRest));
         const char* p = reinterpret_cast<const char*>(wg0 + (t < run_bytes ? t : t + skip));
 #pragma GCC unroll 4
         for (int i = 0; i < kEach + (step < kRest ? 1 : 0); ++i) {
