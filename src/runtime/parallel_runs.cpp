@@ -81,9 +81,10 @@ void parallel_runs(const std::int64_t* n_items, int n_jobs, int workers, std::in
         }
     };
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int slot) {
-        // A thread that runs a second chunk of this loop (another was late) finds its range
-        // empty and steals, as does any slot without a range.
-        std::atomic<std::uint64_t>& mine = ranges[std::min(slot, workers - 1)].bounds;
+        // slot < workers (parallel_for). A thread that runs a second chunk of this loop (another
+        // thread was late) finds its range empty and steals.
+        EMBER_ASSERT(slot >= 0 && slot < workers);
+        std::atomic<std::uint64_t>& mine = ranges[slot].bounds;
         do {
             std::uint64_t r = mine.load(std::memory_order_acquire);
             while (front_of(r) < back_of(r)) {
