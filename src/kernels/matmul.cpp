@@ -153,9 +153,9 @@ namespace {
 
 // Packed path: activations to Q8_0 plus per-block da / bias, then row groups over threads.
 // Packed path for up to kMaxJobs matrices of one type and row length sharing the input x: the
-// activations are prepared once, then all their row groups are claimed from one counter.
+// activations are prepared once, then all their row groups are split over the threads in one
+// loop (decode: parallel_runs; prefill: plan_chunks).
 constexpr int kMaxJobs = 4;
-
 
 // A chunk of job `job`'s row groups [g0, g1).
 struct GroupChunk {
@@ -176,7 +176,8 @@ constexpr std::int64_t kPrepareTokenGrain = 16;
 // groups, so the workers finish within about that of each other (equal chunks of 1/16 of a matrix
 // left one idle for half a chunk on average). Decode splits its groups by parallel_runs.
 // Returns the count.
-int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, std::int64_t quantum, GroupChunk* out) {
+int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, GroupChunk* out) {
+    constexpr std::int64_t quantum = 2;
     std::int64_t total = 0;
     for (int j = 0; j < n_jobs; ++j) total += n_groups[j];
     for (std::int64_t min_size = quantum;; min_size *= 2) {  // larger minimums until kMaxChunks suffice
@@ -245,7 +246,7 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, cons
     }
     // Prefill: guided chunks, claimed one at a time from a shared counter.
     GroupChunk chunks[kMaxChunks];
-    const int n_chunks = plan_chunks(n_groups, n_jobs, workers, 2, chunks);
+    const int n_chunks = plan_chunks(n_groups, n_jobs, workers, chunks);
     std::atomic<int> next{0};
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
         for (int c = next.fetch_add(1, std::memory_order_relaxed); c < n_chunks;
@@ -328,7 +329,7 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
     // Prefill claims 16-row groups in guided chunks (plan_chunks), as the packed path does: the
     // pool's equal chunks (4 a worker) left one worker idle for about half a chunk at the end.
     GroupChunk chunks[kMaxChunks];
-    const int n_chunks = plan_chunks(&n_groups, 1, workers, 2, chunks);
+    const int n_chunks = plan_chunks(&n_groups, 1, workers, chunks);
     std::atomic<int> next{0};
     parallel_for(workers, workers, 1, [&](std::int64_t, std::int64_t, int) {
         for (int c = next.fetch_add(1, std::memory_order_relaxed); c < n_chunks;
