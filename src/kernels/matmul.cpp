@@ -196,39 +196,86 @@ int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, GroupChun
     }
 }
 
-void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, const float* x,
-                   std::int64_t n_tokens, std::uint8_t* act, std::size_t a_stride, int n_threads) {
-    const WeightMatrix& w = *jobs[0].w;
+// One weight type's activations in a packed product: its kernels and where its prepared
+// activations lie (a region of matmul_scratch_bytes of a matrix of its type).
+struct PackedAct {
+    const TypeKernels* k = nullptr;
+    std::int64_t nb = 0;  // activation blocks a row
+    std::int8_t* qa = nullptr;
+    float* ad = nullptr;
+    std::int32_t* ab = nullptr;
+    std::uint8_t* act = nullptr;  // the act_type rows, a_stride apart
+    std::size_t a_stride = 0;
+};
+
+PackedAct carve_packed_act(const TypeKernels& k, std::int64_t n, std::int64_t n_tokens, std::byte* region) {
     const PackedLayout& pl = *k.packed;
-    const std::int64_t n = w.n_cols(), nb = n / pl.block_values;
-    const std::size_t n_blk = static_cast<std::size_t>(n_tokens * nb);
-    auto* qa = reinterpret_cast<std::int8_t*>(act + a_stride * static_cast<std::size_t>(n_tokens));
-    const std::size_t qa_bytes = static_cast<std::size_t>(n_tokens * n);
-    auto* ad = reinterpret_cast<float*>(qa + (qa_bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
-    auto* ab = reinterpret_cast<std::int32_t*>(ad + n_blk);
+    PackedAct a;
+    a.k = &k;
+    a.nb = n / pl.block_values;
+    const std::size_t a_row = row_bytes_of(k.act_type, n);
+    a.a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    const auto base = reinterpret_cast<std::uintptr_t>(region);
+    a.act = reinterpret_cast<std::uint8_t*>((base + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
+    a.qa = reinterpret_cast<std::int8_t*>(a.act + a.a_stride * static_cast<std::size_t>(n_tokens));
+    const auto qa_bytes = static_cast<std::size_t>(n_tokens * n);
+    a.ad = reinterpret_cast<float*>(a.qa + (qa_bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
+    a.ab = reinterpret_cast<std::int32_t*>(a.ad + static_cast<std::size_t>(n_tokens * a.nb));
+    return a;
+}
+
+// Packed path for up to kMaxJobs packed matrices of one row length sharing the input x (e.g.
+// q/k/v, of one type or of several: Q4_K_M's attn_v is Q6_K in some layers): the activations
+// are prepared once per type, each in its own region of `scratch` (matmul_scratch_bytes of a
+// matrix of that type, one after another), then all the row groups are split over the threads
+// in one loop (decode: parallel_runs; prefill: plan_chunks).
+void matmul_packed(const MatmulJob* jobs, int n_jobs, Isa isa, const float* x, std::int64_t n_tokens,
+                   std::span<std::byte> scratch, int n_threads) {
+    const std::int64_t n = jobs[0].w->n_cols();
+    PackedAct acts[kMaxJobs];
+    int act_of[kMaxJobs], n_acts = 0;
+    std::size_t used = 0;
+    for (int j = 0; j < n_jobs; ++j) {
+        const TypeKernels& k = kernels_for(*jobs[j].w, isa);
+        EMBER_ASSERT(k.packed != nullptr && k.packed_gemm != nullptr);
+        int a = 0;
+        while (a < n_acts && acts[a].k != &k) ++a;
+        if (a == n_acts) {
+            const std::size_t bytes = matmul_scratch_bytes(*jobs[j].w, n_tokens);
+            EMBER_ASSERT(used + bytes <= scratch.size());
+            acts[n_acts++] = carve_packed_act(k, n, n_tokens, scratch.data() + used);
+            used += bytes;
+        }
+        act_of[j] = a;
+    }
     // Batches of up to kPrepareTokenGrain tokens prepare on one thread.
     parallel_for(n_tokens, n_threads, kPrepareTokenGrain, [&](std::int64_t t0, std::int64_t t1, int) {
-        for (std::int64_t t = t0; t < t1; ++t) {
-            std::uint8_t* at = act + static_cast<std::size_t>(t) * a_stride;
-            k.quantize_act(x + t * n, at, n);
-            pl.prepare_act(at, t, n_tokens, n, qa, ad, ab);
+        for (int a = 0; a < n_acts; ++a) {
+            const PackedAct& p = acts[a];
+            for (std::int64_t t = t0; t < t1; ++t) {
+                std::uint8_t* at = p.act + static_cast<std::size_t>(t) * p.a_stride;
+                p.k->quantize_act(x + t * n, at, n);
+                p.k->packed->prepare_act(at, t, n_tokens, n, p.qa, p.ad, p.ab);
+            }
         }
     });
     // Row groups are claimed in chunks from a shared counter rather than split statically, so
     // a worker that the OS deschedules (shared or oversubscribed cores) does not hold up the
     // others: they take over its chunks and only wait for it at the closing barrier.
-    std::int64_t n_groups[kMaxJobs], max_groups = 0;
+    std::int64_t n_groups[kMaxJobs], max_groups = 0, quantum = 1;
     for (int j = 0; j < n_jobs; ++j) {
         n_groups[j] = (jobs[j].w->n_rows() + kPackRows - 1) / kPackRows;
         max_groups = std::max(max_groups, n_groups[j]);
+        quantum = std::max<std::int64_t>(quantum, acts[act_of[j]].k->decode_groups);
     }
     const int workers = static_cast<int>(std::min<std::int64_t>(std::max(n_threads, 1), max_groups * n_jobs));
     const auto run = [&](int j, std::int64_t g0, std::int64_t g1, std::int64_t n_after) {
         const MatmulJob& job = jobs[j];
+        const PackedAct& p = acts[act_of[j]];
         const std::size_t gb = job.w->group_bytes();
-        k.packed_gemm(nb, job.w->data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
-                      job.w->n_rows() - g0 * kPackRows, qa, ad, ab, n_tokens, job.y + g0 * kPackRows, job.ldy,
-                      n_after);
+        p.k->packed_gemm(p.nb, job.w->data() + static_cast<std::size_t>(g0) * gb, gb, g1 - g0,
+                         job.w->n_rows() - g0 * kPackRows, p.qa, p.ad, p.ab, n_tokens, job.y + g0 * kPackRows,
+                         job.ldy, n_after);
     };
     if (n_tokens == 1) {
         // A lone worker takes each job whole: there is nothing to balance, and every start costs
@@ -239,7 +286,7 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, const TypeKernels& k, cons
         if (workers == 1) {
             for (int j = 0; j < n_jobs; ++j) run(j, 0, n_groups[j], 0);
         } else {
-            parallel_runs(n_groups, n_jobs, workers, k.decode_groups,
+            parallel_runs(n_groups, n_jobs, workers, quantum,
                           [&](const JobRun& r) { run(r.job, r.begin, r.end, r.n_after); });
         }
         return;
@@ -273,16 +320,15 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
         return;
     }
     EMBER_ASSERT(scratch.size() >= matmul_scratch_bytes(w, n_tokens));
+    if (w.packed()) {
+        const MatmulJob job{&w, y, ldy};
+        matmul_packed(&job, 1, isa, x, n_tokens, scratch, n_threads);
+        return;
+    }
     const std::size_t a_row = row_bytes_of(k.act_type, n);
     const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
     auto base = reinterpret_cast<std::uintptr_t>(scratch.data());
     auto* act = reinterpret_cast<std::uint8_t*>((base + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
-    if (w.packed()) {
-        EMBER_ASSERT(k.packed != nullptr && k.packed_gemm != nullptr);
-        const MatmulJob job{&w, y, ldy};
-        matmul_packed(&job, 1, k, x, n_tokens, act, a_stride, n_threads);
-        return;
-    }
 
     // 1. Activations into the weight type's partner format.
     parallel_for(n_tokens, n_threads, 1, [&](std::int64_t t0, std::int64_t t1, int) {
@@ -339,26 +385,34 @@ void matmul(const WeightMatrix& w, const float* x, std::int64_t n_tokens, float*
     });
 }
 
+std::size_t matmul_many_scratch_bytes(std::span<const WeightMatrix* const> ws, std::int64_t n_tokens) {
+    std::size_t largest = 0, by_type = 0;
+    for (std::size_t j = 0; j < ws.size(); ++j) {
+        const std::size_t bytes = matmul_scratch_bytes(*ws[j], n_tokens);
+        largest = std::max(largest, bytes);
+        bool seen = false;  // a type's activations are prepared once
+        for (std::size_t i = 0; i < j && !seen; ++i) seen = ws[i]->type() == ws[j]->type();
+        if (!seen) by_type += bytes;
+    }
+    return std::max(largest, by_type);
+}
+
 void matmul_many(std::span<const MatmulJob> jobs, const float* x, std::int64_t n_tokens,
                  std::span<std::byte> scratch, int n_threads) {
+    // One product where every matrix is packed with the same row length and the scratch holds
+    // each type's activations (matmul_many_scratch_bytes); else one product a matrix.
     bool fuse = jobs.size() > 1 && jobs.size() <= kMaxJobs && n_tokens > 0;
-    for (const MatmulJob& j : jobs) {
-        fuse = fuse && j.w->packed() && j.w->n_rows() > 0 && j.w->type() == jobs[0].w->type() &&
-               j.w->n_cols() == jobs[0].w->n_cols();
+    const WeightMatrix* ws[kMaxJobs] = {};
+    for (std::size_t j = 0; j < jobs.size() && fuse; ++j) {
+        ws[j] = jobs[j].w;
+        fuse = ws[j]->packed() && ws[j]->n_rows() > 0 && ws[j]->n_cols() == jobs[0].w->n_cols();
     }
+    fuse = fuse && scratch.size() >= matmul_many_scratch_bytes({ws, jobs.size()}, n_tokens);
     if (!fuse) {
         for (const MatmulJob& j : jobs) matmul(*j.w, x, n_tokens, j.y, j.ldy, scratch, n_threads);
         return;
     }
-    const WeightMatrix& w = *jobs[0].w;
-    const Isa isa = active_isa();
-    const TypeKernels& k = kernels_for(w, isa);
-    EMBER_ASSERT(k.packed_gemm != nullptr && scratch.size() >= matmul_scratch_bytes(w, n_tokens));
-    const std::size_t a_row = row_bytes_of(k.act_type, w.n_cols());
-    const std::size_t a_stride = (a_row + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
-    auto base = reinterpret_cast<std::uintptr_t>(scratch.data());
-    auto* act = reinterpret_cast<std::uint8_t*>((base + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
-    matmul_packed(jobs.data(), static_cast<int>(jobs.size()), k, x, n_tokens, act, a_stride, n_threads);
+    matmul_packed(jobs.data(), static_cast<int>(jobs.size()), active_isa(), x, n_tokens, scratch, n_threads);
 }
 
 void dequantize_row(const gguf::TensorInfo& tensor, std::int64_t row, float* dst) {

@@ -77,10 +77,16 @@ struct MatmulJob {
 };
 
 /// Several matmuls sharing the input x (e.g. q/k/v, gate/up): when all are packed with the same
-/// type and row length, the activations are quantized once and one parallel region runs all
-/// their rows; otherwise one matmul() after the other. `scratch` as for matmul() of any job.
+/// row length, the activations are prepared once per weight type and one parallel region runs
+/// all their rows; otherwise one matmul() after the other. `scratch` holds at least what
+/// matmul() of any job needs; matrices of several types run as one product where it holds
+/// matmul_many_scratch_bytes of them.
 void matmul_many(std::span<const MatmulJob> jobs, const float* x, std::int64_t n_tokens,
                  std::span<std::byte> scratch, int n_threads);
+
+/// Scratch for matmul_many to run the matrices `ws` as one product: matmul_scratch_bytes of one
+/// matrix of each weight type among them (at least that of the largest).
+std::size_t matmul_many_scratch_bytes(std::span<const WeightMatrix* const> ws, std::int64_t n_tokens);
 
 /// Dequantizes row `row` of a tensor (any supported type) into n_cols floats.
 void dequantize_row(const gguf::TensorInfo& tensor, std::int64_t row, float* dst);

@@ -90,6 +90,11 @@ ForwardScratch::ForwardScratch(const ModelConfig& c, const ModelWeights& w, std:
     for (const auto* m : w.matrices()) {
         if (m != &w.output) mm = std::max(mm, kernels::matmul_scratch_bytes(*m, n_batch));
     }
+    for (const LayerWeights& l : w.layers) {  // q/k/v or gate/up of several types as one product
+        const kernels::WeightMatrix* qkv[] = {&l.wq, &l.wk, &l.wv};
+        const kernels::WeightMatrix* gate_up[] = {&l.w_gate, &l.w_up};
+        mm = std::max({mm, kernels::matmul_many_scratch_bytes(qkv, n_batch), kernels::matmul_many_scratch_bytes(gate_up, n_batch)});
+    }
     matmul_.resize(mm);
     n_logit_rows_ = 0;
     reserve_logit_rows(c, w, n_logit_rows);
@@ -115,10 +120,11 @@ std::int64_t ForwardScratch::estimate_bytes(const ModelConfig& c, std::int64_t n
     const std::int64_t floats = n_batch * per_row + std::max(n_threads, 1) * group * n_ctx +
                                 n_logit_rows * (c.n_embd + n_vocab) + n_hidden_rows * c.n_embd;
     // Kernel scratch (kernels::matmul_scratch_bytes): at most a float row of activations plus
-    // 1.25 bytes per value of packed int8 data, and alignment, per row.
+    // 1.25 bytes per value of packed int8 data, and alignment, per row; q/k/v of three types as
+    // one product (matmul_many_scratch_bytes) prepare three rows of about 2.5 bytes a value.
     const std::int64_t cols = std::max({c.n_embd, c.n_embd_q(), c.n_ff});
     const std::int64_t rows = std::max(n_batch, n_logit_rows);
-    return floats * static_cast<std::int64_t>(sizeof(float)) + rows * (6 * cols + 128) + 256;
+    return floats * static_cast<std::int64_t>(sizeof(float)) + rows * (8 * cols + 384) + 256;
 }
 
 bool Decoder::run(std::span<const BatchRow> rows, std::span<KvCache* const> caches,

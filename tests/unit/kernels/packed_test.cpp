@@ -230,6 +230,51 @@ TEST_CASE("activation quantizers give the scalar bytes on every ISA", "[packed][
     }
 }
 
+TEST_CASE("matmul_many runs matrices of several types as one product", "[packed][matmul_many]") {
+    // Q4_K_M's q/k/v: Q4_K, Q4_K and, in some layers, Q6_K; Q4_0 beside Q8_0 share Q8_0 activations.
+    const std::vector<std::vector<TensorType>> mixes = {{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K},
+                                                        {TensorType::Q6_K, TensorType::Q5_K, TensorType::Q4_K},
+                                                        {TensorType::Q4_0, TensorType::Q8_0}};
+    const std::int64_t rows[] = {40, 7, 33};
+    for (const auto& mix : mixes) {
+        const std::int64_t n = 512;
+        std::vector<Weights> ws;
+        std::vector<WeightMatrix> wm;
+        for (std::size_t j = 0; j < mix.size(); ++j) ws.push_back(make_weights(mix[j], rows[j], n, static_cast<std::uint32_t>(j + 1)));
+        for (std::size_t j = 0; j < mix.size(); ++j) wm.push_back(WeightMatrix::prepare(ws[j].info, Packing::always));
+        std::vector<const WeightMatrix*> ptrs;
+        for (const auto& w : wm) ptrs.push_back(&w);
+        for (std::int64_t n_tok : {1, 5, 70}) {
+            std::size_t one = 0;  // what matmul() of each needs
+            for (const auto& w : wm) one = std::max(one, matmul_scratch_bytes(w, n_tok));
+            const std::size_t all = matmul_many_scratch_bytes(ptrs, n_tok);
+            CHECK(all > one);  // each type's activations
+            for (std::size_t bytes : {all, one}) {  // one product; one product a matrix
+                for (int threads : {1, 2, 3}) {
+                    INFO(std::string(tensor_type_name(mix[0])) + "+" + std::string(tensor_type_name(mix.back())) +
+                         " tokens=" + std::to_string(n_tok) + " threads=" + std::to_string(threads) +
+                         " scratch=" + std::to_string(bytes));
+                    const auto x = random_floats(static_cast<std::size_t>(n_tok * n), 9);
+                    std::vector<std::byte> scratch(bytes);
+                    std::vector<std::vector<float>> y, want;
+                    std::vector<MatmulJob> jobs;
+                    for (std::size_t j = 0; j < mix.size(); ++j) {
+                        y.emplace_back(static_cast<std::size_t>(n_tok * rows[j]), -1.0f);
+                        want.emplace_back(static_cast<std::size_t>(n_tok * rows[j]));
+                    }
+                    for (std::size_t j = 0; j < mix.size(); ++j) jobs.push_back({&wm[j], y[j].data(), rows[j]});
+                    matmul_many(jobs, x.data(), n_tok, scratch, threads);
+                    std::vector<std::byte> own(all);
+                    for (std::size_t j = 0; j < mix.size(); ++j) {
+                        matmul(wm[j], x.data(), n_tok, want[j].data(), rows[j], own, 1);
+                        REQUIRE(y[j] == want[j]);
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("matmul_many equals one matmul per matrix", "[packed][matmul_many]") {
     for (TensorType t : {TensorType::Q4_0, TensorType::Q4_K}) {
         const std::int64_t n = t == TensorType::Q4_K ? 512 : 96;
