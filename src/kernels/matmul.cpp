@@ -259,9 +259,9 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, Isa isa, const float* x, s
             }
         }
     });
-    // Row groups are claimed in chunks from a shared counter rather than split statically, so
-    // a worker that the OS deschedules (shared or oversubscribed cores) does not hold up the
-    // others: they take over its chunks and only wait for it at the closing barrier.
+    // The row groups, split dynamically (both splits below), so a worker that the OS deschedules
+    // (shared or oversubscribed cores) does not hold up the others: they take over its groups
+    // and only wait for it at the closing barrier.
     std::int64_t n_groups[kMaxJobs], max_groups = 0, quantum = 1;
     for (int j = 0; j < n_jobs; ++j) {
         n_groups[j] = (jobs[j].w->n_rows() + kPackRows - 1) / kPackRows;
