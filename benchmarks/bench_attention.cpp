@@ -96,8 +96,8 @@ double token_seconds(const Cache& c, std::int64_t depth, Pass pass, int n_thread
     double seconds = 0;
     for (std::int64_t l = 0; l < kLayers; ++l) {
         if (pass == Pass::evicted) {
-            sink += read_through(evict, static_cast<std::size_t>(l) * kEvictBytes % (evict_bytes - kEvictBytes + 1),
-                                 kEvictBytes, n_threads);
+            const auto slice = static_cast<std::size_t>(l) % (evict_bytes / kEvictBytes);  // whole slices in turn
+            sink += read_through(evict, slice * kEvictBytes, kEvictBytes, n_threads);
         }
         const auto t0 = std::chrono::steady_clock::now();
         const std::size_t layer = pass == Pass::cache ? 0 : static_cast<std::size_t>(l * n_pages) * c.page_bytes;
