@@ -42,6 +42,19 @@ inline __m512i bits_to(int from, int to, int n) { return _mm512_set1_epi64(bit_m
 /// Bytes of `a` where `mask` is set, of `b` elsewhere.
 inline __m512i select_bits(__m512i a, __m512i b, __m512i mask) { return _mm512_ternarylogic_epi32(a, b, mask, 0xE4); }
 
+/// Q5_K's two 5-bit values of each byte of x, a line of nibble pairs, with their fifth bits
+/// from h: bit `bit` of each byte for the low value, `bit + 1` for the high one. One
+/// gf2p8affineqb puts the first at bit 4 and the second at bit 0; the low value is x's low
+/// nibble over that, and the high value's byte, x's high nibble over its bit at 0, is rotated
+/// by four with a second one. 4 ops where shifting the high nibble down and moving each bit on
+/// its own took 5: one thread in L2 69 -> 103 GB/s. Q6_K's chunks (two bits a value) done this
+/// way measured slower.
+inline void q5k_values(__m512i x, __m512i h, int bit, __m512i low, __m512i& lo, __m512i& hi) {
+    const __m512i bits = _mm512_gf2p8affine_epi64_epi8(h, _mm512_set1_epi64(bit_matrix(bit, 4, 1) | bit_matrix(bit + 1, 0, 1)), 0);
+    lo = select_bits(x, bits, low);
+    hi = _mm512_gf2p8affine_epi64_epi8(select_bits(bits, x, low), _mm512_set1_epi64(bit_matrix(4, 0, 4) | bit_matrix(0, 4, 1)), 0);
+}
+
 // Q4_K and Q5_K: 8 vpdpbusd per token and sub-block give the 16 rows' integer dots, scaled by
 // the rows' 6-bit scales (vpmulld) into the superblock sum; the mins take 4 vpdpwssd against
 // the activation's sub-block sums. Q5_K's fifth bit joins each nibble by one vpternlogd.
@@ -107,10 +120,8 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
                 for (int g = 0; g < G; ++g) {
                     const __m512i x = in_register(_mm512_loadu_si512(o[g] + k * 512 + 64 * c));
                     __m512i lo, hi;
-                    if constexpr (Q5 && kGfni) {  // bit 2k (2k + 1) of the qh line to bit 4 of the nibble
-                        const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
-                        lo = select_bits(x, _mm512_gf2p8affine_epi64_epi8(h, bits_to(2 * k, 4, 1), 0), low);
-                        hi = select_bits(_mm512_srli_epi16(x, 4), _mm512_gf2p8affine_epi64_epi8(h, bits_to(2 * k + 1, 4, 1), 0), low);
+                    if constexpr (Q5 && kGfni) {
+                        q5k_values(x, in_register(_mm512_loadu_si512(qh[g] + 64 * c)), 2 * k, low, lo, hi);
                     } else {
                         // Q4_K keeps the high nibbles in place (16x their value): one op, not two.
                         lo = _mm512_and_si512(x, low);
@@ -196,10 +207,8 @@ inline void groups_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::s
                 __m512i lo[G], hi[G];
                 for (int g = 0; g < G; ++g) {
                     const __m512i x = in_register(_mm512_loadu_si512(o[g] + k * 512 + 64 * c));
-                    if constexpr (Q5 && kGfni) {  // bit 2k (2k + 1) of the qh line to bit 4 of the nibble
-                        const __m512i h = in_register(_mm512_loadu_si512(qh[g] + 64 * c));
-                        lo[g] = select_bits(x, _mm512_gf2p8affine_epi64_epi8(h, bits_to(2 * k, 4, 1), 0), low);
-                        hi[g] = select_bits(_mm512_srli_epi16(x, 4), _mm512_gf2p8affine_epi64_epi8(h, bits_to(2 * k + 1, 4, 1), 0), low);
+                    if constexpr (Q5 && kGfni) {
+                        q5k_values(x, in_register(_mm512_loadu_si512(qh[g] + 64 * c)), 2 * k, low, lo[g], hi[g]);
                     } else {
                         lo[g] = _mm512_and_si512(x, low);
                         hi[g] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
