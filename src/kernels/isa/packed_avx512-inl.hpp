@@ -57,7 +57,8 @@ inline void q5k_values(__m512i x, __m512i h, int bit, __m512i low, __m512i& lo, 
 
 // Q4_K and Q5_K: 8 vpdpbusd per token and sub-block give the 16 rows' integer dots, scaled by
 // the rows' 6-bit scales (vpmulld) into the superblock sum; the mins take 4 vpdpwssd against
-// the activation's sub-block sums. Q5_K's fifth bit joins each nibble by one vpternlogd.
+// the activation's sub-block sums. Q5_K's fifth bit joins each nibble in q5k_values (GFNI) or
+// by a masked add (plain AVX-512).
 
 /// The K-quants' decode loop: groups two at a time (two weight streams), then a lone last group:
 /// f.operator()<G>(first group, row mask of the call's last group, groups after the call up to G,
