@@ -63,13 +63,14 @@ template <bool Q4, int G, int kHalf>
     }
 }
 
-// Decode (one token), G row groups at a time (4, a remainder 2; see gemm), a block pair per
-// iteration so that each step's prefetches are known when compiled (GroupStreams: they run on into
-// the next call's groups where that call takes G groups).
+// Decode (one token), G row groups `group_bytes` apart (4, a remainder 2; see gemm), a block pair
+// per iteration so that each step's prefetches are known when compiled (GroupStreams: they run on
+// into the next call's groups where that call takes G groups). Group g's rows go to y + g * y_step.
+// Out of line, so that spread and neighbouring calls run the same code (see one_token_pairs).
 template <bool Q4, int G>
-inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
+[[gnu::noinline]] void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
                              const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
-                             __mmask16 mask_last, int n_next) {
+                             std::int64_t y_step, __mmask16 mask_last, int n_next) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
     const GroupStreams<G> streams(wg0, group_bytes, group_bytes, n_next);
     const auto* a8 = reinterpret_cast<const std::uint8_t*>(a);
@@ -88,8 +89,8 @@ inline void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size
         block_one_token<Q4, G, 0>(wg0 + off, wg0 + legacy_scales_at<kBlock>(b), group_bytes, a8 + b * kQK, ab[b], ad[b],
                                   streams, off, acc);
     }
-    for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * kPackRows, acc[g]);
-    _mm512_mask_storeu_ps(y + (G - 1) * kPackRows, mask_last, acc[G - 1]);
+    for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + g * y_step, acc[g]);
+    _mm512_mask_storeu_ps(y + (G - 1) * y_step, mask_last, acc[G - 1]);
 }
 
 // Prefill and small batches: T tokens (up to 4) on G row groups (2, or 1 for a last odd group).
@@ -190,15 +191,24 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         // read of the pattern streams slower in two 4 KiB-ahead streams than in four 2 KiB ones.
         // Eight Q4_0 groups (1 KiB ahead each) spill registers: 10 of 200 alternating tokens won.
         constexpr int kGroups = ::ember::kernels::avx512::kLegacyDecodeGroups;
+        // Q8_0 takes spread_one_token_calls' calls first (TinyLlama decode, same build, 2 threads
+        // +1.6%, 4 of 6; one thread +2.8%, 3 of 4); Q4_0 ran 1.8% slower so (1 of 6, twice).
         std::int64_t g = 0;
+        if constexpr (!Q4) {
+            g = spread_one_token_calls<kGroups>(n_groups, n_valid_rows, [&](std::int64_t c, std::int64_t q) {
+                groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(c) * group_bytes,
+                                              static_cast<std::size_t>(q) * group_bytes, a, ad, ab, y + c * kPackRows,
+                                              q * kPackRows, row_mask(kPackRows), 0);
+            });
+        }
         for (; g + kGroups <= n_groups; g += kGroups) {
             groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
-                                          y + g * kPackRows, row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows),
+                                          y + g * kPackRows, kPackRows, row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows),
                                           groups_after(n_groups + n_after, g + kGroups, kGroups));
         }
         if (g + 2 <= n_groups) {
             groups_one_token<Q4, 2>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
-                                    y + g * kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows),
+                                    y + g * kPackRows, kPackRows, row_mask(n_valid_rows - (g + 1) * kPackRows),
                                     groups_after(n_groups + n_after, g + 2, 2));
             g += 2;
         }
