@@ -69,8 +69,8 @@ template <bool Q4, int G, int kHalf>
 // Out of line, so that spread and neighbouring calls run the same code (see one_token_pairs).
 template <bool Q4, int G>
 [[gnu::noinline]] void groups_one_token(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes,
-                             const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
-                             std::int64_t y_step, __mmask16 mask_last, int n_next) {
+                                        const std::int8_t* a, const float* ad, const std::int32_t* ab, float* y,
+                                        std::int64_t y_step, __mmask16 mask_last, int n_next) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
     const GroupStreams<G> streams(wg0, group_bytes, group_bytes, n_next);
     const auto* a8 = reinterpret_cast<const std::uint8_t*>(a);
@@ -203,7 +203,8 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         }
         for (; g + kGroups <= n_groups; g += kGroups) {
             groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab,
-                                          y + g * kPackRows, kPackRows, row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows),
+                                          y + g * kPackRows, kPackRows,
+                                          row_mask(n_valid_rows - (g + kGroups - 1) * kPackRows),
                                           groups_after(n_groups + n_after, g + kGroups, kGroups));
         }
         if (g + 2 <= n_groups) {
