@@ -61,7 +61,7 @@ inline void q5k_values(__m512i x, __m512i h, int bit, __m512i low, __m512i& lo, 
 // by a masked add (plain AVX-512).
 
 /// The K-quants' decode loop: groups two at a time (two weight streams), first the pairs of
-/// spread_one_token_calls, then neighbours, then a lone last group: f.operator()<G>(first group,
+/// spread_group_calls, then neighbours, then a lone last group: f.operator()<G>(first group,
 /// step to the call's second group, row mask of the call's last group, groups after the call up
 /// to G, counting the n_after that follow the n_groups). The spread pairs, against neighbours in
 /// the same build, TinyLlama decode on 2 threads (old/new/new/old runs, 6 each): Q4_K_M +4.7%,
@@ -70,7 +70,7 @@ inline void q5k_values(__m512i x, __m512i h, int bit, __m512i low, __m512i& lo, 
 /// each copy differently, and a copy's schedule moved the plain AVX-512 Q6_K decode by up to 20%.
 template <typename F>
 inline void one_token_pairs(std::int64_t n_groups, std::int64_t n_valid_rows, std::int64_t n_after, F&& f) {
-    std::int64_t g = spread_one_token_calls<2>(n_groups, n_valid_rows, [&](std::int64_t c, std::int64_t q) {
+    std::int64_t g = spread_group_calls<2>(n_groups, n_valid_rows, [&](std::int64_t c, std::int64_t q) {
         f.template operator()<2>(c, q, row_mask(kPackRows), 0);
     });
     for (; g + 2 <= n_groups; g += 2) {
@@ -182,7 +182,7 @@ template <bool Q5, int G, bool kGfni>
 template <bool Q5, int G, int T, bool kGfni>
 inline void groups_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                                const float* ad, const std::int32_t* abs, std::int64_t n_tok, float* y, std::int64_t ldy,
-                               __mmask16 mask_last, int n_next, bool stream) {
+                               std::int64_t y_step, __mmask16 mask_last, int n_next, bool stream) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;
     StreamPrefetch<G> pf[G];
     for (int g = 0; g < G; ++g) {
@@ -263,8 +263,8 @@ inline void groups_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::s
         }
     }
     for (int t = 0; t < T; ++t) {
-        for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + t * ldy + g * kPackRows, acc[g][t]);
-        _mm512_mask_storeu_ps(y + t * ldy + (G - 1) * kPackRows, mask_last, acc[G - 1][t]);
+        for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + t * ldy + g * y_step, acc[g][t]);
+        _mm512_mask_storeu_ps(y + t * ldy + (G - 1) * y_step, mask_last, acc[G - 1][t]);
     }
 }
 
@@ -277,12 +277,16 @@ inline std::int64_t tile_width(std::int64_t left) {
 
 /// The multi-token loop of the GEMMs that take two groups a call: in blocks of token_block
 /// tokens, pairs of groups (then a lone last one), each under tiles of kT tokens (then the
-/// rest): f.operator()<G, T>(first group, first token, row mask of the call's last group, groups
-/// after the call up to G, whether this is the first tile over these groups). A block of more
+/// rest): f.operator()<G, T>(first group, step to the call's second group, first token, row
+/// mask of the call's last group, groups after the call up to G, whether this is the first tile
+/// over these groups). With kSpread, a block of at most kT tokens (a small batch, which streams
+/// the weights once as decode does) takes spread_group_calls' pairs first: TinyLlama, 2
+/// threads, `--parallel 2` Q4_K_M +8.4% and +11.8%, Q8_0 +7.5%, Q4_0 +1.2%; `--parallel 4` Q8_0
+/// +9.9%, Q4_0 +3.3% (old/new/new/old runs; Q4_K_M's four tokens take kSmall's one-group tiles). A block of more
 /// than kT but at most kSmall tokens goes one group at a time under tiles of up to kSmallT
 /// instead: a small batch is bound by its reads, and wider tiles read the weights fewer times
 /// (kSmall = 0: never).
-template <int kT, int kSmall, int kSmallT, typename F>
+template <int kT, int kSmall, int kSmallT, bool kSpread, typename F>
 inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::int64_t n_tok, std::int64_t token_block,
                        F&& f) {
     for (std::int64_t tb = 0; tb < n_tok; tb += token_block) {
@@ -293,25 +297,30 @@ inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::in
                 const int n_next = groups_after(n_groups, g + 1, 1);
                 for (std::int64_t t = tb; t < te;) {
                     const std::int64_t n = tile_width<kSmallT>(te - t);
-                    with_count<kSmallT>(n, [&]<int T>() { f.template operator()<1, T>(g, t, mask, n_next, t == tb); });
+                    with_count<kSmallT>(n, [&]<int T>() { f.template operator()<1, T>(g, 1, t, mask, n_next, t == tb); });
                     t += n;
                 }
             }
             continue;
         }
-        const auto groups = [&]<int G>(std::int64_t g) {
-            const __mmask16 mask = row_mask(n_valid_rows - (g + G - 1) * kPackRows);
-            const int n_next = groups_after(n_groups, g + G, G);
+        const auto groups = [&]<int G>(std::int64_t g, std::int64_t step, __mmask16 mask, int n_next) {
             for (std::int64_t t = tb; t < te;) {
-                const auto tile = [&]<int T>() { f.template operator()<G, T>(g, t, mask, n_next, t == tb); };
+                const auto tile = [&]<int T>() { f.template operator()<G, T>(g, step, t, mask, n_next, t == tb); };
                 const std::int64_t n = tile_width<kT>(te - t);
                 with_count<kT>(n, tile);
                 t += n;
             }
         };
         std::int64_t g = 0;
-        for (; g + 2 <= n_groups; g += 2) groups.template operator()<2>(g);
-        if (g < n_groups) groups.template operator()<1>(g);
+        if (kSpread && te - tb <= kT) {  // one tile a pair: the batch streams the weights once
+            g = spread_group_calls<2>(n_groups, n_valid_rows, [&](std::int64_t c, std::int64_t q) {
+                groups.template operator()<2>(c, q, row_mask(kPackRows), 0);
+            });
+        }
+        for (; g + 2 <= n_groups; g += 2) {
+            groups.template operator()<2>(g, 1, row_mask(n_valid_rows - (g + 1) * kPackRows), groups_after(n_groups, g + 2, 2));
+        }
+        if (g < n_groups) groups.template operator()<1>(g, 1, row_mask(n_valid_rows - g * kPackRows), groups_after(n_groups, g + 1, 1));
     }
 }
 
@@ -331,11 +340,11 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
     // Tiles of up to 3 tokens: 4 (G = 2) spilled its chains and ran slower. Batches of 4 to 8
     // tokens go one group under up to 4, which reads the weights fewer times (8 sequences in
     // pairs under 3 ran 4-6% slower than the old one-group tile; this way they are even).
-    pair_tiles<3, 8, 4>(n_groups, n_valid_rows, n_tok, 32,
-                  [&]<int G, int T>(std::int64_t g, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
-                      groups_tokens_q45k<Q5, G, T, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes,
+    pair_tiles<3, 8, 4, true>(n_groups, n_valid_rows, n_tok, 32,
+                  [&]<int G, int T>(std::int64_t g, std::int64_t step, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
+                      groups_tokens_q45k<Q5, G, T, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, step * group_bytes,
                                                           a + t * 256, ad + t, abs + t * 4, n_tok,
-                                                          y + t * ldy + g * kPackRows, ldy, mask, n_next, stream);
+                                                          y + t * ldy + g * kPackRows, ldy, step * kPackRows, mask, n_next, stream);
                   });
 }
 

@@ -108,7 +108,7 @@ template <bool Q4, int G>
 template <bool Q4, int G, int T>
 inline void groups_tokens(std::int64_t nb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                           const float* ad, const std::int32_t* ab, std::int64_t n_tok, float* y, std::int64_t ldy,
-                          __mmask16 mask_last, int n_next, bool stream) {
+                          std::int64_t y_step, __mmask16 mask_last, int n_next, bool stream) {
     constexpr std::size_t kBlock = Q4 ? 4 * 64 : 8 * 64;
     constexpr bool kShifted = T >= 3;  // Q4_0's high nibbles shifted down (see above)
     const __m512i low = _mm512_set1_epi8(0x0f);
@@ -173,8 +173,8 @@ inline void groups_tokens(std::int64_t nb, const std::uint8_t* wg0, std::size_t 
         }
     }
     for (int t = 0; t < T; ++t) {
-        for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + t * ldy + g * kPackRows, acc[g][t]);
-        _mm512_mask_storeu_ps(y + t * ldy + (G - 1) * kPackRows, mask_last, acc[G - 1][t]);
+        for (int g = 0; g + 1 < G; ++g) _mm512_storeu_ps(y + t * ldy + g * y_step, acc[g][t]);
+        _mm512_mask_storeu_ps(y + t * ldy + (G - 1) * y_step, mask_last, acc[G - 1][t]);
     }
 }
 
@@ -191,11 +191,11 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         // read of the pattern streams slower in two 4 KiB-ahead streams than in four 2 KiB ones.
         // Eight Q4_0 groups (1 KiB ahead each) spill registers: 10 of 200 alternating tokens won.
         constexpr int kGroups = ::ember::kernels::avx512::kLegacyDecodeGroups;
-        // Q8_0 takes spread_one_token_calls' calls first (TinyLlama decode, same build, 2 threads
+        // Q8_0 takes spread_group_calls' calls first (TinyLlama decode, same build, 2 threads
         // +1.6%, 4 of 6; one thread +2.8%, 3 of 4); Q4_0 ran 1.8% slower so (1 of 6, twice).
         std::int64_t g = 0;
         if constexpr (!Q4) {
-            g = spread_one_token_calls<kGroups>(n_groups, n_valid_rows, [&](std::int64_t c, std::int64_t q) {
+            g = spread_group_calls<kGroups>(n_groups, n_valid_rows, [&](std::int64_t c, std::int64_t q) {
                 groups_one_token<Q4, kGroups>(nb, w + static_cast<std::size_t>(c) * group_bytes,
                                               static_cast<std::size_t>(q) * group_bytes, a, ad, ab, y + c * kPackRows,
                                               q * kPackRows, row_mask(kPackRows), 0);
@@ -215,14 +215,14 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         }
         if (g < n_groups) {
             groups_tokens<Q4, 1, 1>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, ab, 1,
-                                    y + g * kPackRows, ldy, row_mask(n_valid_rows - g * kPackRows), 0, true);
+                                    y + g * kPackRows, ldy, kPackRows, row_mask(n_valid_rows - g * kPackRows), 0, true);
         }
         return;
     }
-    pair_tiles<4, 0, 1>(n_groups, n_valid_rows, n_tok, kTokenBlock,
-                  [&]<int G, int T>(std::int64_t g, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
-                      groups_tokens<Q4, G, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a + t * kQK,
-                                              ad + t, ab + t, n_tok, y + t * ldy + g * kPackRows, ldy, mask, n_next, stream);
+    pair_tiles<4, 0, 1, true>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+                  [&]<int G, int T>(std::int64_t g, std::int64_t step, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
+                      groups_tokens<Q4, G, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, step * group_bytes, a + t * kQK,
+                                              ad + t, ab + t, n_tok, y + t * ldy + g * kPackRows, ldy, step * kPackRows, mask, n_next, stream);
                   });
 }
 

@@ -47,15 +47,16 @@ inline void packed_tiles(std::int64_t nb, const std::uint8_t* w, std::size_t gro
                            });
 }
 
-/// Decode's calls of G row groups over a run: the run's full groups are split into G parts of q
-/// groups and call c takes group c of each part (`q` groups apart), so each of the kernel's G
-/// weight streams reads one part front to back, where consecutive calls of consecutive groups
-/// had each stream read every G-th group. Calls f(c, q) for c = 0..q-1 and returns the groups
-/// they took (G * q), the first of the run; none where q < 2 (the caller's consecutive calls take
-/// all). Each kernel's GEMM says whether it spreads: it measured faster for some kernels and slower
-/// for others (docs/performance.md, "Decode calls of groups far apart").
+/// Calls of G row groups that stream a run once (decode, and small batches under one tile of
+/// tokens): the run's full groups are split into G parts of q groups and call c takes group c of
+/// each part (`q` groups apart), so each of the kernel's G weight streams reads one part front to
+/// back, where consecutive calls of consecutive groups had each stream read every G-th group. Calls
+/// f(c, q) for c = 0..q-1 and returns the groups they took (G * q), the first of the run; none
+/// where q < 2 (the caller's consecutive calls take all). Each kernel's GEMM says whether it
+/// spreads: it measured faster for some kernels and slower for others (docs/performance.md, "Decode
+/// calls of groups far apart").
 template <int G, typename F>
-inline std::int64_t spread_one_token_calls(std::int64_t n_groups, std::int64_t n_valid_rows, F&& f) {
+inline std::int64_t spread_group_calls(std::int64_t n_groups, std::int64_t n_valid_rows, F&& f) {
     const std::int64_t full = n_valid_rows / kPackRows < n_groups ? n_valid_rows / kPackRows : n_groups;
     const std::int64_t q = full / G;
     if (q < 2) return 0;

@@ -82,9 +82,10 @@ void make_extreme(TensorType t, std::uint8_t* data, std::int64_t n_blocks) {
 TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-major path", "[packed][isa]") {
     for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
         const bool kq = tensor_type_traits(static_cast<std::uint32_t>(t))->block_size == kQK_K;
-        // Decode's calls (one thread): 40 rows, a pair and one group; 100, 7 groups with a partial
-        // last one: the AVX-512 K-quants' pairs three groups apart (spread_one_token_calls) and
-        // the last, AVX-512 Q4_0/Q8_0 4 + 2 + 1 neighbours; 200, 13 groups: AVX-512 Q8_0 four
+        // The calls of decode and of small batches (one thread): 40 rows, a pair and one group;
+        // 100, 7 groups with a partial last one: pairs three groups apart (spread_group_calls:
+        // AVX-512 K-quant decode, AVX-512 tiles of up to 3-4 tokens) and the last, AVX-512
+        // Q4_0/Q8_0 decode 4 + 2 + 1 neighbours; 200, 13 groups: AVX-512 Q8_0 decode's four
         // groups three apart and the last.
         for (std::int64_t n_rows : {1, 15, 16, 17, 40, 100, 200}) {
             for (std::int64_t n : {kq ? 256 : 32, kq ? 512 : 64, kq ? 768 : 160}) {
@@ -94,7 +95,7 @@ TEST_CASE("packed layouts: every ISA bit-identical to scalar, close to the row-m
                 REQUIRE(packed.packed());
                 REQUIRE_FALSE(plain.packed());
                 for (std::int64_t n_tok : {1, 2, 3, 4, 5, 7, 8, 9, 16, 70}) {  // every tile width and split
-                    if (n_rows >= 100 && (n_tok > 1 || n > (kq ? 256 : 32))) continue;  // decode's groups only
+                    if (n_rows >= 100 && (n_tok > 5 || n > (kq ? 256 : 32))) continue;  // the calls' groups only
                     const auto x = random_floats(static_cast<std::size_t>(n_tok * n), 99 + static_cast<std::uint32_t>(n_tok));
                     const std::int64_t ldy = n_rows + 5;
                     std::vector<std::byte> scratch(std::max(matmul_scratch_bytes(packed, n_tok),
