@@ -275,18 +275,17 @@ inline std::int64_t tile_width(std::int64_t left) {
     return left == kT + 1 ? (kT + 1) / 2 : left < kT ? left : kT;
 }
 
-/// The multi-token loop of the GEMMs that take two groups a call: in blocks of token_block
-/// tokens, pairs of groups (then a lone last one), each under tiles of kT tokens (then the
-/// rest): f.operator()<G, T>(first group, step to the call's second group, first token, row
-/// mask of the call's last group, groups after the call up to G, whether this is the first tile
-/// over these groups). With kSpread, a block of at most kT tokens (a small batch, which streams
-/// the weights once as decode does) takes spread_group_calls' pairs first: TinyLlama, 2
-/// threads, `--parallel 2` Q4_K_M +8.4% and +11.8%, Q8_0 +7.5%, Q4_0 +1.2%; `--parallel 4` Q8_0
-/// +9.9%, Q4_0 +3.3% (old/new/new/old runs; Q4_K_M's four tokens take kSmall's one-group tiles). A block of more
-/// than kT but at most kSmall tokens goes one group at a time under tiles of up to kSmallT
-/// instead: a small batch is bound by its reads, and wider tiles read the weights fewer times
-/// (kSmall = 0: never).
-template <int kT, int kSmall, int kSmallT, bool kSpread, typename F>
+/// The multi-token loop of the GEMMs that take two groups a call: in blocks of token_block tokens,
+/// pairs of groups (then a lone last one), each under tiles of kT tokens (then the rest):
+/// f.operator()<G, T>(first group, step to the call's second group, first token, row mask of the
+/// call's last group, groups after the call up to G, whether this is the first tile over these
+/// groups). A block of at most kT tokens (a small batch, which streams the weights once as decode
+/// does) takes spread_group_calls' pairs first: TinyLlama, 2 threads, `--parallel 2` Q4_K_M +8.4%
+/// and +11.8%, Q8_0 +7.5%, Q4_0 +1.2%; `--parallel 4` Q8_0 +9.9%, Q4_0 +3.3% (old/new/new/old runs;
+/// Q4_K_M's four tokens take kSmall's one-group tiles). A block of more than kT but at most kSmall
+/// tokens goes one group at a time under tiles of up to kSmallT instead: a small batch is bound by
+/// its reads, and wider tiles read the weights fewer times (kSmall = 0: never).
+template <int kT, int kSmall, int kSmallT, typename F>
 inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::int64_t n_tok, std::int64_t token_block,
                        F&& f) {
     for (std::int64_t tb = 0; tb < n_tok; tb += token_block) {
@@ -312,7 +311,7 @@ inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::in
             }
         };
         std::int64_t g = 0;
-        if (kSpread && te - tb <= kT) {  // one tile a pair: the batch streams the weights once
+        if (te - tb <= kT) {  // one tile a pair: the batch streams the weights once
             g = spread_group_calls<2>(n_groups, n_valid_rows, [&](std::int64_t c, std::int64_t q) {
                 groups.template operator()<2>(c, q, row_mask(kPackRows), 0);
             });
@@ -340,7 +339,7 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
     // Tiles of up to 3 tokens: 4 (G = 2) spilled its chains and ran slower. Batches of 4 to 8
     // tokens go one group under up to 4, which reads the weights fewer times (8 sequences in
     // pairs under 3 ran 4-6% slower than the old one-group tile; this way they are even).
-    pair_tiles<3, 8, 4, true>(n_groups, n_valid_rows, n_tok, 32,
+    pair_tiles<3, 8, 4>(n_groups, n_valid_rows, n_tok, 32,
                   [&]<int G, int T>(std::int64_t g, std::int64_t step, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
                       groups_tokens_q45k<Q5, G, T, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, step * group_bytes,
                                                           a + t * 256, ad + t, abs + t * 4, n_tok,
