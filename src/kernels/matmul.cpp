@@ -154,7 +154,7 @@ namespace {
 // Packed path: activations to Q8_0 plus per-block da / bias, then row groups over threads.
 // Packed path for up to kMaxJobs matrices of one type and row length sharing the input x: the
 // activations are prepared once, then all their row groups are split over the threads in one
-// loop (decode: parallel_runs; prefill: plan_chunks).
+// loop (up to kRunTokens tokens: parallel_runs; more: plan_chunks).
 constexpr int kMaxJobs = 4;
 
 // A chunk of job `job`'s row groups [g0, g1).
@@ -170,12 +170,16 @@ constexpr int kMaxChunks = 256;
 // on one thread; `--parallel 2 / 4 / 8` ran +9 / +8 / +6% faster (medians of 4 rounds).
 constexpr std::int64_t kPrepareTokenGrain = 16;
 
-// Prefill's split: the jobs' groups, in order, in chunks that shrink toward the end (guided
-// scheduling): each takes 1/(2 * workers) of the groups left, rounded up to a multiple of
-// `quantum` (2), never fewer than min_size, never across jobs. The last chunks are then `quantum`
-// groups, so the workers finish within about that of each other (equal chunks of 1/16 of a matrix
-// left one idle for half a chunk on average). Decode splits its groups by parallel_runs.
-// Returns the count.
+// Products of up to this many tokens (decode, and a few sequences decoding together, which read
+// the weights about once) split their groups by parallel_runs; larger ones by plan_chunks (16-64
+// tokens measured within +-1.6% either way, pp512 even).
+constexpr std::int64_t kRunTokens = 8;
+
+// The split of batches of more than kRunTokens tokens: the jobs' groups, in order, in chunks that
+// shrink toward the end (guided scheduling): each takes 1/(2 * workers) of the groups left,
+// rounded up to a multiple of `quantum` (2), never fewer than min_size, never across jobs. The
+// last chunks are then `quantum` groups, so the workers finish within about that of each other
+// (equal chunks of 1/16 of a matrix left one idle for half a chunk on average). Returns the count.
 int plan_chunks(const std::int64_t* n_groups, int n_jobs, int workers, GroupChunk* out) {
     constexpr std::int64_t quantum = 2;
     std::int64_t total = 0;
@@ -228,7 +232,7 @@ PackedAct carve_packed_act(const TypeKernels& k, std::int64_t n, std::int64_t n_
 // q/k/v, of one type or of several: Q4_K_M's attn_v is Q6_K in some layers): the activations
 // are prepared once per type, each in its own region of `scratch` (matmul_scratch_bytes of a
 // matrix of that type, one after another), then all the row groups are split over the threads
-// in one loop (decode: parallel_runs; prefill: plan_chunks).
+// in one loop (up to kRunTokens tokens: parallel_runs; more: plan_chunks).
 void matmul_packed(const MatmulJob* jobs, int n_jobs, Isa isa, const float* x, std::int64_t n_tokens,
                    std::span<std::byte> scratch, int n_threads) {
     const std::int64_t n = jobs[0].w->n_cols();
@@ -277,12 +281,13 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, Isa isa, const float* x, s
                          job.w->n_rows() - g0 * kPackRows, p.qa, p.ad, p.ab, n_tokens, job.y + g0 * kPackRows,
                          job.ldy, n_after);
     };
-    if (n_tokens == 1) {
+    if (n_tokens <= kRunTokens) {
         // A lone worker takes each job whole: there is nothing to balance, and every start costs
         // a ramp of reads not prefetched. Several take runs of their own contiguous ranges
         // (parallel_runs), their kernels' prefetches handed on from run to run: against
         // prefill's guided chunks, which decode took before, TinyLlama on 2 threads, time a token
-        // -1 to -4% by type (docs/performance.md).
+        // -1 to -4% by type; batches of 2-8 tokens, median +1.7% over 14 types and sizes
+        // (-1.7% to +3.9%; docs/performance.md).
         if (workers == 1) {
             for (int j = 0; j < n_jobs; ++j) run(j, 0, n_groups[j], 0);
         } else {
@@ -291,7 +296,7 @@ void matmul_packed(const MatmulJob* jobs, int n_jobs, Isa isa, const float* x, s
         }
         return;
     }
-    // Prefill: guided chunks, claimed one at a time from a shared counter.
+    // Larger batches: guided chunks, claimed one at a time from a shared counter.
     GroupChunk chunks[kMaxChunks];
     const int n_chunks = plan_chunks(n_groups, n_jobs, workers, chunks);
     std::atomic<int> next{0};

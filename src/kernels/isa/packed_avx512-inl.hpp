@@ -284,16 +284,20 @@ inline std::int64_t tile_width(std::int64_t left) {
 /// and +11.8%, Q8_0 +7.5%, Q4_0 +1.2%; `--parallel 4` Q8_0 +9.9%, Q4_0 +3.3% (old/new/new/old runs;
 /// Q4_K_M's four tokens take kSmall's one-group tiles). A block of more than kT but at most kSmall
 /// tokens goes one group at a time under tiles of up to kSmallT instead: a small batch is bound by
-/// its reads, and wider tiles read the weights fewer times (kSmall = 0: never).
+/// its reads, and wider tiles read the weights fewer times (kSmall = 0: never). The calls of the
+/// last block hand their prefetches on into the n_after groups of the caller's next run, as
+/// decode's do (one_token_pairs).
 template <int kT, int kSmall, int kSmallT, typename F>
 inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::int64_t n_tok, std::int64_t token_block,
-                       F&& f) {
+                       std::int64_t n_after, F&& f) {
     for (std::int64_t tb = 0; tb < n_tok; tb += token_block) {
         const std::int64_t te = tb + token_block < n_tok ? tb + token_block : n_tok;
+        // The last block of tokens hands its prefetches on into the n_after groups that follow.
+        const std::int64_t ahead = n_groups + (te == n_tok ? n_after : 0);
         if (te - tb > kT && te - tb <= kSmall) {
             for (std::int64_t g = 0; g < n_groups; ++g) {
                 const __mmask16 mask = row_mask(n_valid_rows - g * kPackRows);
-                const int n_next = groups_after(n_groups, g + 1, 1);
+                const int n_next = groups_after(ahead, g + 1, 1);
                 for (std::int64_t t = tb; t < te;) {
                     const std::int64_t n = tile_width<kSmallT>(te - t);
                     with_count<kSmallT>(n, [&]<int T>() { f.template operator()<1, T>(g, 1, t, mask, n_next, t == tb); });
@@ -317,9 +321,9 @@ inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::in
             });
         }
         for (; g + 2 <= n_groups; g += 2) {
-            groups.template operator()<2>(g, 1, row_mask(n_valid_rows - (g + 1) * kPackRows), groups_after(n_groups, g + 2, 2));
+            groups.template operator()<2>(g, 1, row_mask(n_valid_rows - (g + 1) * kPackRows), groups_after(ahead, g + 2, 2));
         }
-        if (g < n_groups) groups.template operator()<1>(g, 1, row_mask(n_valid_rows - g * kPackRows), groups_after(n_groups, g + 1, 1));
+        if (g < n_groups) groups.template operator()<1>(g, 1, row_mask(n_valid_rows - g * kPackRows), groups_after(ahead, g + 1, 1));
     }
 }
 
@@ -339,7 +343,7 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
     // Tiles of up to 3 tokens: 4 (G = 2) spilled its chains and ran slower. Batches of 4 to 8
     // tokens go one group under up to 4, which reads the weights fewer times (8 sequences in
     // pairs under 3 ran 4-6% slower than the old one-group tile; this way they are even).
-    pair_tiles<3, 8, 4>(n_groups, n_valid_rows, n_tok, 32,
+    pair_tiles<3, 8, 4>(n_groups, n_valid_rows, n_tok, 32, n_after,
                   [&]<int G, int T>(std::int64_t g, std::int64_t step, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
                       groups_tokens_q45k<Q5, G, T, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, step * group_bytes,
                                                           a + t * 256, ad + t, abs + t * 4, n_tok,

@@ -219,7 +219,7 @@ void gemm(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes, std::
         }
         return;
     }
-    pair_tiles<4, 0, 1>(n_groups, n_valid_rows, n_tok, kTokenBlock,
+    pair_tiles<4, 0, 1>(n_groups, n_valid_rows, n_tok, kTokenBlock, n_after,
                   [&]<int G, int T>(std::int64_t g, std::int64_t step, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
                       groups_tokens<Q4, G, T>(nb, w + static_cast<std::size_t>(g) * group_bytes, step * group_bytes, a + t * kQK,
                                               ad + t, ab + t, n_tok, y + t * ldy + g * kPackRows, ldy, step * kPackRows, mask, n_next, stream);
