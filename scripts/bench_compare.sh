@@ -4,13 +4,14 @@
 # hits both sides alike), one repetition per run, medians over the rounds printed as markdown.
 #   scripts/bench_compare.sh OLD_BUILD NEW_BUILD [options] MODEL.gguf...
 #     -r N      rounds (default 5)          -t N   threads (default 2)
-#     -p N      prompt tokens (default 512) -n N   generated tokens (default 128)
+#     -p N[,N...]  prompt tokens, one length or several (default 512; e.g. 2,4,8,...,512)
+#     -n N      generated tokens (default 128)
 #     --llama DIR   also run DIR/llama-bench in each round (e.g. /work/llama.cpp/build/bin)
 # OLD_BUILD and NEW_BUILD are build folders holding bin/ember-bench, e.g. a build of an old
 # commit (git archive COMMIT | tar -x -C build-old/src; cmake -S build-old/src -B build-old ...).
 set -euo pipefail
 
-usage() { sed -n '2,9p' "$0" >&2; exit 2; }
+usage() { sed -n '2,10p' "$0" >&2; exit 2; }
 [ $# -ge 3 ] || usage
 old=$1 new=$2
 shift 2
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#models[@]} -gt 0 ] || usage
+[[ $n_prompt =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "bench_compare: -p takes lengths separated by commas" >&2; exit 2; }
 for b in "$old" "$new"; do
   [ -x "$b/bin/ember-bench" ] || { echo "bench_compare: no $b/bin/ember-bench" >&2; exit 2; }
 done
@@ -35,10 +37,15 @@ done
 samples=$(mktemp)
 trap 'rm -f "$samples"' EXIT
 
-# One run: appends "model<TAB>test<TAB>side<TAB>tokens/s" lines for the pp and tg tests.
+# One run: appends "model<TAB>test<TAB>side<TAB>tokens/s" lines for the pp and tg tests. ember-bench
+# takes one prompt length a process: the first also runs the tg test.
 run_ember() {  # side build model
-  "$2/bin/ember-bench" -m "$3" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o csv --no-limits 2>/dev/null |
-    awk -F, -v side="$1" -v m="$(basename "$3")" 'NR > 1 && $6 ~ /^(pp|tg)/ { print m "\t" $6 "\t" side "\t" $8 }' >>"$samples"
+  local p n=$n_gen
+  for p in ${n_prompt//,/ }; do
+    "$2/bin/ember-bench" -m "$3" -p "$p" -n "$n" -t "$threads" -r 1 -o csv --no-limits 2>/dev/null |
+      awk -F, -v side="$1" -v m="$(basename "$3")" 'NR > 1 && $6 ~ /^(pp|tg)/ { print m "\t" $6 "\t" side "\t" $8 }' >>"$samples"
+    n=0
+  done
 }
 run_llama() {  # model
   "$llama/llama-bench" -m "$1" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o csv 2>/dev/null |
@@ -58,7 +65,7 @@ for ((round = 1; round <= rounds; ++round)); do
 done
 
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $rounds rounds, $threads threads, medians (t/s)"
-sort -t$'\t' -k1,1 -k2,2 -k3,3 -k4,4g "$samples" | awk -F'\t' -v llama="$llama" '
+sort -t$'\t' -k1,1 -k2,2V -k3,3 -k4,4g "$samples" | awk -F'\t' -v llama="$llama" '
   function flush() {
     if (key == "") return
     split(key, k, SUBSEP)
