@@ -60,8 +60,8 @@ using TileFn = void (*)(std::int64_t n, const void* w, std::size_t w_stride, std
 /// a + (b * n_tok + t) * block_values, their float scale at ad[b * n_tok + t] and the bias
 /// word(s) at abias[(b * n_tok + t) * bias_words]. `n_after`: groups after the n_groups that the
 /// calling thread goes on to read next (0 where none or unknown). A hint that changes no result:
-/// the one-token kernels hand their last prefetches on into those groups, as they do from call to
-/// call within n_groups.
+/// the x86 one-token kernels and AVX-512's small-batch tiles hand their last prefetches on into
+/// those groups, as they do from call to call within n_groups.
 using PackedGemmFn = void (*)(std::int64_t nb, const std::uint8_t* w, std::size_t group_bytes,
                               std::int64_t n_groups, std::int64_t n_valid_rows,
                               const std::int8_t* a, const float* ad, const std::int32_t* abias,
