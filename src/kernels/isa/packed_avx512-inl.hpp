@@ -275,6 +275,34 @@ inline std::int64_t tile_width(std::int64_t left) {
     return left == kT + 1 ? (kT + 1) / 2 : left < kT ? left : kT;
 }
 
+/// Tokens [tb, te) over the row groups one at a time, each under tiles of up to kT tokens:
+/// f.operator()<T>(group, first token, row mask, groups after the call up to one, counting
+/// `ahead` groups in all, whether this is the first tile over the group).
+template <int kT, typename F>
+inline void block_group_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::int64_t tb, std::int64_t te,
+                              std::int64_t ahead, F&& f) {
+    for (std::int64_t g = 0; g < n_groups; ++g) {
+        const __mmask16 mask = row_mask(n_valid_rows - g * kPackRows);
+        const int n_next = groups_after(ahead, g + 1, 1);
+        for (std::int64_t t = tb; t < te;) {
+            const std::int64_t n = tile_width<kT>(te - t);
+            with_count<kT>(n, [&]<int T>() { f.template operator()<T>(g, t, mask, n_next, t == tb); });
+            t += n;
+        }
+    }
+}
+
+/// block_group_tiles over the tokens in blocks of token_block; the last block hands its
+/// prefetches on into the n_after groups of the caller's next run.
+template <int kT, typename F>
+inline void token_block_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::int64_t n_tok, std::int64_t token_block,
+                              std::int64_t n_after, F&& f) {
+    for (std::int64_t tb = 0; tb < n_tok; tb += token_block) {
+        const std::int64_t te = tb + token_block < n_tok ? tb + token_block : n_tok;
+        block_group_tiles<kT>(n_groups, n_valid_rows, tb, te, n_groups + (te == n_tok ? n_after : 0), f);
+    }
+}
+
 /// The multi-token loop of the GEMMs that take two groups a call: in blocks of token_block tokens,
 /// pairs of groups (then a lone last one), each under tiles of kT tokens (then the rest):
 /// f.operator()<G, T>(first group, step to the call's second group, first token, row mask of the
@@ -295,15 +323,10 @@ inline void pair_tiles(std::int64_t n_groups, std::int64_t n_valid_rows, std::in
         // The last block of tokens hands its prefetches on into the n_after groups that follow.
         const std::int64_t ahead = n_groups + (te == n_tok ? n_after : 0);
         if (te - tb > kT && te - tb <= kSmall) {
-            for (std::int64_t g = 0; g < n_groups; ++g) {
-                const __mmask16 mask = row_mask(n_valid_rows - g * kPackRows);
-                const int n_next = groups_after(ahead, g + 1, 1);
-                for (std::int64_t t = tb; t < te;) {
-                    const std::int64_t n = tile_width<kSmallT>(te - t);
-                    with_count<kSmallT>(n, [&]<int T>() { f.template operator()<1, T>(g, 1, t, mask, n_next, t == tb); });
-                    t += n;
-                }
-            }
+            block_group_tiles<kSmallT>(n_groups, n_valid_rows, tb, te, ahead,
+                                       [&]<int T>(std::int64_t g, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
+                                           f.template operator()<1, T>(g, 1, t, mask, n_next, stream);
+                                       });
             continue;
         }
         const auto groups = [&]<int G>(std::int64_t g, std::int64_t step, __mmask16 mask, int n_next) {
@@ -351,64 +374,10 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
                   });
 }
 
-// Q6_K: sub-block by sub-block (16 values), 4 registers of 6-bit weights (a nibble of ql joined
-// by vpternlogd with 2 bits of qh), 4 vpdpbusd per token from the bias -32 * sum(a), then times
-// the rows' int8 scales (vpmulld) into the superblock sum. Up to 4 tokens share each sub-block.
-template <int T, bool kGfni>
-inline void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, const std::int8_t* a,
-                             const float* ad, const std::int32_t* abias, std::int64_t n_tok,
-                             float* y, std::int64_t ldy, std::int64_t rows) {
-    const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
-    const __mmask16 mask = row_mask(rows);
-    __m512 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-    for (std::int64_t sb = 0; sb < nsb; ++sb) {
-        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
-        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * n_tok * 256);
-        const std::int32_t* bias = abias + sb * n_tok * 16;
-        __m512i isum[T];
-        for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
-        for (int j = 0; j < 16; ++j) {  // values 16j .. 16j + 15: half h, chunks 4jj .. 4jj + 3
-            const int h = j / 8, jj = j % 8;
-            if (j < 14) prefetch_ahead<256>(o + 256 * j);
-            __m512i wv[4];
-            for (int c = 0; c < 4; ++c) {
-                const __m512i ql = _mm512_loadu_si512(o + 64 * (16 * h + 4 * (jj % 4) + c));
-                const __m512i qh = _mm512_loadu_si512(o + 64 * (32 + 8 * h + 4 * (jj % 2) + c));
-                // qh bits 2(jj / 2) .. +1 to bits 4..5
-                const int shift = 2 * (jj / 2);
-                if constexpr (kGfni) {
-                    const __m512i nib = jj < 4 ? ql : _mm512_srli_epi16(ql, 4);  // in bits 0..3
-                    wv[c] = select_bits(nib, _mm512_gf2p8affine_epi64_epi8(qh, bits_to(shift, 4, 2), 0), low);
-                    continue;
-                }
-                const __m512i nib = _mm512_and_si512(jj < 4 ? ql : _mm512_srli_epi16(ql, 4), low);
-                const __m512i hb = shift == 0   ? _mm512_slli_epi16(qh, 4)
-                                   : shift == 2 ? _mm512_slli_epi16(qh, 2)
-                                   : shift == 4 ? qh
-                                                : _mm512_srli_epi16(qh, 2);
-                wv[c] = _mm512_ternarylogic_epi32(nib, hb, high2, 0xF8);  // nib | (hb & 0x30)
-            }
-            const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 16 * j)));
-            for (int t = 0; t < T; ++t) {
-                __m512i s = _mm512_set1_epi32(bias[t * 16 + j]);
-                for (int c = 0; c < 4; ++c) s = _mm512_dpbusd_epi32(s, wv[c], bcast4(at + t * 256 + 16 * j + 4 * c));
-                isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s, sc));
-            }
-        }
-        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 3072 + 256)));
-        const float* adb = ad + sb * n_tok;
-        for (int t = 0; t < T; ++t) {
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dv, _mm512_set1_ps(adb[t])), acc[t]);
-        }
-    }
-    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
-}
-
 // Decode (one token) of Q6_K: the four sub-blocks of a half h with qh lines of parity m (jj = m,
 // m + 2, m + 4, m + 6) read 8 ql lines (low and high nibbles) and 4 qh lines (bit pairs 0-3)
-// once, chunk by chunk into four vpdpbusd chains. The per-token path above loads each ql line
-// twice and each qh line four times. G row groups at a time, as one_token_q45k. Same integer
+// once, chunk by chunk into four vpdpbusd chains, where a path sub-block by sub-block loaded
+// each ql line twice and each qh line four times. G row groups at a time, as one_token_q45k. Same integer
 // sums and float steps as group_tokens_q6k<1>.
 template <int G, bool kGfni>
 [[gnu::noinline]] void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes,
@@ -480,6 +449,87 @@ template <int G, bool kGfni>
     _mm512_mask_storeu_ps(y + (G - 1) * y_step, mask_last, acc[G - 1]);
 }
 
+/// Chunk c of Q6_K sub-blocks j0 + 2p and j0 + 2p + 4 (j0 = 8h + m) of superblock o: the low and
+/// high nibbles of one ql line joined with bit pairs p and p + 2 of a qh line (as in one_token_q6k).
+template <bool kGfni>
+[[gnu::always_inline]] inline void q6k_half_chunk(const std::uint8_t* o, int h, int m, int p, int c, __m512i low,
+                                                  __m512i high2, __m512i (&w)[2]) {
+    const __m512i ql = in_register(_mm512_loadu_si512(o + 64 * (16 * h + 4 * (m + 2 * p) + c)));
+    const __m512i qh = in_register(_mm512_loadu_si512(o + 64 * (32 + 8 * h + 4 * m + c)));
+    const __m512i qh_hi = p ? _mm512_srli_epi16(qh, 2) : qh;  // bit pair p + 2 at bits 4..5
+    if constexpr (kGfni) {
+        w[0] = select_bits(ql, _mm512_gf2p8affine_epi64_epi8(qh, bits_to(2 * p, 4, 2), 0), low);
+        w[1] = _mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(ql, bits_to(4, 0, 4), 0), qh_hi, high2, 0xF8);
+    } else {
+        w[0] = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, low), p ? _mm512_slli_epi16(qh, 2) : _mm512_slli_epi16(qh, 4), high2, 0xF8);
+        w[1] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low), qh_hi, high2, 0xF8);
+    }
+}
+
+// Small batches and prefill of Q6_K: T tokens on one row group. The superblock goes in eight
+// steps of two sub-blocks (one ql line's two nibbles; each line loaded once, each qh line twice),
+// two vpdpbusd chains a token: decode's four chains a step (one_token_q6k) times four tokens
+// spilled. The old tile, sub-block by sub-block (each ql line loaded twice, each qh line four
+// times), ran slower at every batch size (docs/performance.md). The sub-block sums, times their
+// scales, add up to the scalar twin's integers (exact in any order), then the same float steps:
+// identical results. `stream`: the call prefetches ahead (the first token tile over the group;
+// later ones hit cache), two lines a step in address order, 8 KiB on: a step's qh line lies
+// 2 KiB past its ql lines, and at the usual 4 KiB (1.2 superblocks) the qh lines came in too
+// late (TinyLlama, 2 threads, `--parallel 2/3/8` +9/+28/+12%).
+template <int T, bool kGfni>
+[[gnu::noinline]] void group_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, std::size_t group_bytes,
+                                        const std::int8_t* a, const float* ad, const std::int32_t* abias, std::int64_t n_tok,
+                                        float* y, std::int64_t ldy, __mmask16 mask, int n_next, bool stream) {
+    const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
+    using Prefetch = StreamPrefetch<1, 8192>;
+    const Prefetch pf = Prefetch::of_group(wg, group_bytes, 0, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(a + sb * n_tok * 256);
+        const std::int32_t* bias = abias + sb * n_tok * 16;
+        __m512i isum[T];
+        for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 2
+            for (int m = 0; m < 2; ++m) {
+#pragma GCC unroll 2
+                for (int p = 0; p < 2; ++p) {
+                    const int j0 = 8 * h + m + 2 * p;  // sub-blocks j0 and j0 + 4
+                    __m512i s[T][2];
+                    for (int t = 0; t < T; ++t) {
+                        for (int i = 0; i < 2; ++i) s[t][i] = _mm512_set1_epi32(bias[t * 16 + j0 + 4 * i]);
+                    }
+#pragma GCC unroll 4
+                    for (int c = 0; c < 4; ++c) {
+                        const int step = 8 * (2 * h + m) + 4 * p + c;  // 0..31
+                        if (stream && 128 * step < kPackQ6KBytes) pf.template ahead<128>(o + 128 * step);
+                        __m512i w[2];
+                        q6k_half_chunk<kGfni>(o, h, m, p, c, low, high2, w);
+                        for (int t = 0; t < T; ++t) {
+                            for (int i = 0; i < 2; ++i) {
+                                s[t][i] = _mm512_dpbusd_epi32(s[t][i], w[i], bcast4(at + t * 256 + 16 * (j0 + 4 * i) + 4 * c));
+                            }
+                        }
+                    }
+                    for (int i = 0; i < 2; ++i) {
+                        const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 16 * (j0 + 4 * i))));
+                        for (int t = 0; t < T; ++t) isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s[t][i], sc));
+                    }
+                }
+            }
+        }
+        const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 3072 + 256)));
+        for (int t = 0; t < T; ++t) {
+            const __m512 da = _mm512_set1_ps(ad[sb * n_tok + t]);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dv, da), acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
+}
+
 template <bool kGfni>
 void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
               std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abias,
@@ -493,8 +543,13 @@ void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, 
                         });
         return;
     }
-    packed_tiles<4, 256, 16>(nsb, w, group_bytes, n_groups, n_valid_rows, a, ad, abias, n_tok, y, ldy, 32,
-                             []<int T>(auto... x) { group_tokens_q6k<T, kGfni>(x...); });
+    // Tiles of up to 4 tokens: 5 and 6 measured 1-5% slower in prefill.
+    token_block_tiles<4>(n_groups, n_valid_rows, n_tok, 32, n_after,
+                         [&]<int T>(std::int64_t g, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
+                             group_tokens_q6k<T, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes,
+                                                        a + t * 256, ad + t, abias + t * 16, n_tok,
+                                                        y + t * ldy + g * kPackRows, ldy, mask, n_next, stream);
+                         });
 }
 
 /// The K-quant GEMMs of one variant, in the shape EMBER_DEFINE_PACKED takes.

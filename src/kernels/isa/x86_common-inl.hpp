@@ -63,10 +63,11 @@ constexpr std::size_t stream_distance() {
 /// in this call, then go `skip` bytes further, to the same place in the run the next call reads
 /// in its stead, so that call's streams begin with their first reads in flight rather than as
 /// demand misses (TinyLlama-shaped Q4_0 matvecs on an Intel Xeon VM: +3-4%; Q4_K 71 -> 80% of
-/// the read in two streams).
-template <int G>
+/// the read in two streams). A kernel that reads its unit's lines out of order may need more
+/// than stream_distance<G>() (kAhead; group_tokens_q6k).
+template <int G, std::size_t kAhead = stream_distance<G>()>
 struct StreamPrefetch {
-    static constexpr std::size_t kDistance = stream_distance<G>();
+    static constexpr std::size_t kDistance = kAhead;
 
     const std::uint8_t* end;
     std::size_t skip;  // 0 where no later call takes the stream's place
