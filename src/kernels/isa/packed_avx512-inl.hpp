@@ -178,15 +178,18 @@ template <bool Q5, int G, bool kGfni>
 // both nibbles (as one_token_q45k) and each broadcast activation chunk shared by the G groups.
 // Per (row, token) the sub-block sums, times their scales, add up to the same integers as the
 // scalar twin's (exact in any order), then the same float steps: identical results. `stream`:
-// the call prefetches ahead (the first token tile over these groups; later ones hit cache).
+// the call prefetches ahead (the first token tile over these groups; later ones hit cache). One
+// group (batches of 4-8 tokens) prefetches 8 KiB on, not 4: TinyLlama, 2 threads, `--parallel
+// 4/6/8` Q4_K_M +11/+9/+10%, Q5_K_M +13/-1/+9% (two groups at 8 KiB each: x2 -8.5%).
 template <bool Q5, int G, int T, bool kGfni>
 inline void groups_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                                const float* ad, const std::int32_t* abs, std::int64_t n_tok, float* y, std::int64_t ldy,
                                std::int64_t y_step, __mmask16 mask_last, int n_next, bool stream) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;
-    StreamPrefetch<G> pf[G];
+    using Prefetch = StreamPrefetch<G, G == 1 ? kCallAhead : stream_distance<G>()>;  // one group: 8 KiB on
+    Prefetch pf[G];
     for (int g = 0; g < G; ++g) {
-        pf[g] = StreamPrefetch<G>::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
+        pf[g] = Prefetch::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
     }
     const __m512i low = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
     __m512 acc[G][T];
