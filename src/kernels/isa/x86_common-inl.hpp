@@ -51,6 +51,12 @@ inline void prefetch_ahead(const std::uint8_t* p) {
 /// 9 interleaved passes: 53 / 57 / 60 GB/s with 4 / 2 / 1 KiB a stream, one stream 4 KiB ahead 62.
 constexpr std::size_t kCallAhead = 8192;
 
+/// What the K-quant tiles of several tokens on one row group keep ahead: such a tile spends about
+/// 100 ns a superblock, and at kPrefetchAhead (1.2 Q6_K, 1.7 Q4_K superblocks) lines came in late.
+/// TinyLlama, 2 threads, `--parallel 4/8`: AVX-512 Q4_K_M +11/+10%, AVX2 Q4_K_M +6.5/+3.3%, Q6_K
+/// +8.5/+10.5% (docs/performance.md). Q4_0 and Q8_0's tiles measured mixed and keep 4 KiB.
+constexpr std::size_t kOneGroupTileAhead = 8192;
+
 /// How far each of a call's G streams prefetches ahead of its reads.
 template <int G>
 constexpr std::size_t stream_distance() {
@@ -63,8 +69,7 @@ constexpr std::size_t stream_distance() {
 /// in this call, then go `skip` bytes further, to the same place in the run the next call reads
 /// in its stead, so that call's streams begin with their first reads in flight rather than as
 /// demand misses (TinyLlama-shaped Q4_0 matvecs on an Intel Xeon VM: +3-4%; Q4_K 71 -> 80% of
-/// the read in two streams). A kernel that reads its unit's lines out of order may need more
-/// than stream_distance<G>() (kAhead; group_tokens_q6k).
+/// the read in two streams). kAhead: more for the one-group K-quant tiles (kOneGroupTileAhead).
 template <int G, std::size_t kAhead = stream_distance<G>()>
 struct StreamPrefetch {
     static constexpr std::size_t kDistance = kAhead;
@@ -93,8 +98,8 @@ struct StreamPrefetch {
 /// for the 20 that do its work (one thread in L2: 50 -> 98 GB/s without them). The prefetches run
 /// stream_distance<G>() ahead; past the run's end they go on to the same place of the run
 /// the next call's streams read in their stead (G groups on) where that call takes G groups, and
-/// otherwise on into the next group.
-template <int G>
+/// otherwise on into the next group. kAhead: as StreamPrefetch's.
+template <int G, std::size_t kAhead = stream_distance<G>()>
 struct GroupStreams {
     const std::uint8_t* wg0;
     std::size_t group_bytes, run_bytes, skip;
@@ -114,7 +119,7 @@ struct GroupStreams {
     template <std::size_t kBytes, int kSteps>
     [[gnu::always_inline]] void ahead_step(std::size_t unit, int step) const {
         constexpr int kLines = static_cast<int>((kBytes + 63) / 64), kEach = kLines / kSteps, kRest = kLines % kSteps;
-        const std::size_t t = unit + stream_distance<G>() + 64 * (step * kEach + (step < kRest ? step : kRest));
+        const std::size_t t = unit + kAhead + 64 * (step * kEach + (step < kRest ? step : kRest));
         const char* p = reinterpret_cast<const char*>(wg0 + (t < run_bytes ? t : t + skip));
 #pragma GCC unroll 4
         for (int i = 0; i < kEach + (step < kRest ? 1 : 0); ++i) {
