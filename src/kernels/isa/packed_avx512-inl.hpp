@@ -368,8 +368,13 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
     }
     // Tiles of up to 3 tokens: 4 (G = 2) spilled its chains and ran slower. Batches of 4 to 8
     // tokens go one group under up to 4, which reads the weights fewer times (8 sequences in
-    // pairs under 3 ran 4-6% slower than the old one-group tile; this way they are even).
-    pair_tiles<3, 8, 4>(n_groups, n_valid_rows, n_tok, 32, n_after,
+    // pairs under 3 ran 4-6% slower than the old one-group tile; this way they are even). Q5_K
+    // with GFNI takes one group under up to 4 at every batch size: TinyLlama, 2 threads, old/new
+    // builds, Q5_K_M pp16 / pp64 / pp512 +29 / +24 / +31%, `--parallel 16` +20%. Without GFNI
+    // that measured slower (Q5_K_M pp512 -8.3%), and for Q4_K up to 16 tokens was mixed
+    // (`--parallel 16` +11-13% in one binary, -2.5% between builds; pp32 -2.1%).
+    constexpr int kSmall = kGfni && Q5 ? 1 << 30 : 8;
+    pair_tiles<3, kSmall, 4>(n_groups, n_valid_rows, n_tok, 32, n_after,
                   [&]<int G, int T>(std::int64_t g, std::int64_t step, std::int64_t t, __mmask16 mask, int n_next, bool stream) {
                       groups_tokens_q45k<Q5, G, T, kGfni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, step * group_bytes,
                                                           a + t * 256, ad + t, abs + t * 4, n_tok,
