@@ -179,8 +179,9 @@ template <bool Q5, int G, bool kGfni>
 // Per (row, token) the sub-block sums, times their scales, add up to the same integers as the
 // scalar twin's (exact in any order), then the same float steps: identical results. `stream`:
 // the call prefetches ahead (the first token tile over these groups; later ones hit cache). One
-// group (batches of 4-8 tokens) prefetches 8 KiB on, not 4: TinyLlama, 2 threads, `--parallel
-// 4/6/8` Q4_K_M +11/+9/+10%, Q5_K_M +13/-1/+9% (two groups at 8 KiB each: x2 -8.5%).
+// group (batches of 4-8 tokens, and every batch of Q5_K with GFNI) prefetches 8 KiB on, not 4:
+// TinyLlama, 2 threads, `--parallel 4/6/8` Q4_K_M +11/+9/+10%, Q5_K_M +13/-1/+9% (two groups
+// at 8 KiB each: x2 -8.5%).
 template <bool Q5, int G, int T, bool kGfni>
 inline void groups_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, const std::int8_t* a,
                                const float* ad, const std::int32_t* abs, std::int64_t n_tok, float* y, std::int64_t ldy,
