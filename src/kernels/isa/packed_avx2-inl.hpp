@@ -321,9 +321,9 @@ inline void halves_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg, int hal
 #pragma GCC unroll 8
         for (int j = 0; j < 8; ++j) {
             if (half0 == 0) {  // half 1 reads the same lines again
-                if ((j & 1) == 0) prefetch_at<512>(o + (j / 2) * 512 + kOneGroupTileAhead);
-                if (j == 7) prefetch_at<kPackQ4KBytes - 2048>(o + 2048 + kOneGroupTileAhead);
-                if (Q5 && j == 1) prefetch_at<kQh>(qh + kOneGroupTileAhead);
+                if ((j & 1) == 0) prefetch_at<512>(o + (j / 2) * 512 + tile_ahead<1>());
+                if (j == 7) prefetch_at<kPackQ4KBytes - 2048>(o + 2048 + tile_ahead<1>());
+                if (Q5 && j == 1) prefetch_at<kQh>(qh + tile_ahead<1>());
             }
             for (int h = 0; h < H; ++h) {
                 const int half = half0 + h;
@@ -526,7 +526,7 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::si
                               float* y, std::int64_t ldy, std::int64_t rows_last, int n_next) {
     constexpr int L = G * H;  // lanes: lane l is half half0 + l % H of group l / H
     const __m256i low = _mm256_set1_epi8(0x0f), high2 = _mm256_set1_epi8(0x30);
-    using Streams = GroupStreams<G, G == 1 ? kOneGroupTileAhead : stream_distance<G>()>;  // G = 1: several tokens
+    using Streams = GroupStreams<G, tile_ahead<G>()>;  // G = 1: several tokens
     const Streams streams(wg0, group_bytes, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
     __m256 acc[L][T];
     for (int l = 0; l < L; ++l) {

@@ -187,7 +187,7 @@ inline void groups_tokens_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::s
                                const float* ad, const std::int32_t* abs, std::int64_t n_tok, float* y, std::int64_t ldy,
                                std::int64_t y_step, __mmask16 mask_last, int n_next, bool stream) {
     constexpr std::size_t kQh = Q5 ? 512 : 0;
-    using Prefetch = StreamPrefetch<G, G == 1 ? kOneGroupTileAhead : stream_distance<G>()>;
+    using Prefetch = StreamPrefetch<G, tile_ahead<G>()>;
     Prefetch pf[G];
     for (int g = 0; g < G; ++g) {
         pf[g] = Prefetch::of_group(wg0, group_bytes, g, static_cast<std::size_t>(nsb) * (kPackQ4KBytes + kQh), n_next);
@@ -490,7 +490,7 @@ template <int T, bool kGfni>
                                         const std::int8_t* a, const float* ad, const std::int32_t* abias, std::int64_t n_tok,
                                         float* y, std::int64_t ldy, __mmask16 mask, int n_next, bool stream) {
     const __m512i low = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
-    using Prefetch = StreamPrefetch<1, kOneGroupTileAhead>;
+    using Prefetch = StreamPrefetch<1, tile_ahead<1>()>;
     const Prefetch pf = Prefetch::of_group(wg, group_bytes, 0, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();

@@ -51,16 +51,22 @@ inline void prefetch_ahead(const std::uint8_t* p) {
 /// 9 interleaved passes: 53 / 57 / 60 GB/s with 4 / 2 / 1 KiB a stream, one stream 4 KiB ahead 62.
 constexpr std::size_t kCallAhead = 8192;
 
+/// How far each of a call's G streams prefetches ahead of its reads.
+template <int G>
+constexpr std::size_t stream_distance() {
+    return kCallAhead / G < kPrefetchAhead ? kCallAhead / G : kPrefetchAhead;
+}
+
 /// What the K-quant tiles of several tokens on one row group keep ahead: such a tile spends about
 /// 100 ns a superblock, and at kPrefetchAhead (1.2 Q6_K, 1.7 Q4_K superblocks) lines came in late.
 /// TinyLlama, 2 threads, `--parallel 4/8`: AVX-512 Q4_K_M +11/+10%, AVX2 Q4_K_M +6.5/+3.3%, Q6_K
 /// +8.5/+10.5% (docs/performance.md). Q4_0 and Q8_0's tiles measured mixed and keep 4 KiB.
 constexpr std::size_t kOneGroupTileAhead = 8192;
 
-/// How far each of a call's G streams prefetches ahead of its reads.
+/// The lead of a tile call's G streams: kOneGroupTileAhead for one group, else stream_distance.
 template <int G>
-constexpr std::size_t stream_distance() {
-    return kCallAhead / G < kPrefetchAhead ? kCallAhead / G : kPrefetchAhead;
+constexpr std::size_t tile_ahead() {
+    return G == 1 ? kOneGroupTileAhead : stream_distance<G>();
 }
 
 /// One of the G weight streams of a small-batch or prefill tile call that takes G row groups
