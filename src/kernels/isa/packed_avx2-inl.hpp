@@ -515,26 +515,23 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
                 });
 }
 
-// Q6_K, halves [half0, half0 + H) of G groups (`group_bytes` apart; G > 1 for one token only):
-// per 16-value sub-block, 4 chunks of 6-bit weights (a nibble of ql joined with 2 bits of qh),
-// their pair sums added in int16 two at a time, from the bias -32 * sum(a) and times the rows'
-// int8 scales into the superblock sum. Each group's prefetches run on into the next call's group
-// (GroupStreams). `rows_last`: the rows of the last group.
-template <bool kVnni, int G, int H, int T>
-inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes, int half0,
-                              const std::int8_t* a, const float* ad, const std::int32_t* abias, std::int64_t n_tok,
-                              float* y, std::int64_t ldy, std::int64_t rows_last, int n_next) {
-    constexpr int L = G * H;  // lanes: lane l is half half0 + l % H of group l / H
+// Q6_K, halves [half0, half0 + H) of one row group, T tokens: AVX-VNNI's tiles, and a lone
+// token's group beside decode's pairs. Per 16-value sub-block, 4 chunks of 6-bit weights (a
+// nibble of ql joined with 2 bits of qh), their dots (AVX2: pair sums added in int16 two at a
+// time) from the bias -32 * sum(a), times the rows' int8 scales into the superblock sum.
+template <bool kVnni, int H, int T>
+inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, int half0, const std::int8_t* a,
+                              const float* ad, const std::int32_t* abias, std::int64_t n_tok, float* y,
+                              std::int64_t ldy, std::int64_t rows) {
+    constexpr int L = H;  // lane l: half half0 + l
     const __m256i low = _mm256_set1_epi8(0x0f), high2 = _mm256_set1_epi8(0x30);
-    using Streams = GroupStreams<G, tile_ahead<G>()>;  // G = 1: several tokens
-    const Streams streams(wg0, group_bytes, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
+    const GroupStreams<1, tile_ahead<1>()> streams(wg, 0, static_cast<std::size_t>(nsb) * kPackQ6KBytes, 0);
     __m256 acc[L][T];
     for (int l = 0; l < L; ++l) {
         for (int t = 0; t < T; ++t) acc[l][t] = _mm256_setzero_ps();
     }
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
-        const std::uint8_t* o[G];
-        for (int g = 0; g < G; ++g) o[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
         const std::int8_t* at = a + sb * n_tok * 256;
         const std::int32_t* bias = abias + sb * n_tok * 16;
         __m256i isum[L][T];
@@ -548,12 +545,11 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::si
                 streams.template ahead_step<kPackQ6KBytes, 16>(static_cast<std::size_t>(sb) * kPackQ6KBytes, j);
             }
             for (int l = 0; l < L; ++l) {
-                const int half = half0 + l % H;
-                const std::uint8_t* ol = o[l / H];
+                const int half = half0 + l;
                 __m256i wv[4];
                 for (int c = 0; c < 4; ++c) {
-                    const __m256i ql = load8(ol + 64 * (16 * vh + 4 * (jj % 4) + c) + half * 32);
-                    const __m256i qh = load8(ol + 64 * (32 + 8 * vh + 4 * (jj % 2) + c) + half * 32);
+                    const __m256i ql = load8(o + 64 * (16 * vh + 4 * (jj % 4) + c) + half * 32);
+                    const __m256i qh = load8(o + 64 * (32 + 8 * vh + 4 * (jj % 2) + c) + half * 32);
                     const __m256i nib = _mm256_and_si256(jj < 4 ? ql : _mm256_srli_epi16(ql, 4), low);
                     const int shift = 2 * (jj / 2);  // qh bits shift .. shift + 1 to bits 4..5
                     const __m256i hb = shift == 0   ? _mm256_slli_epi16(qh, 4)
@@ -562,7 +558,7 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::si
                                                     : _mm256_srli_epi16(qh, 2);
                     wv[c] = _mm256_or_si256(nib, _mm256_and_si256(hb, high2));
                 }
-                const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(ol + 3072 + 16 * j + 8 * half)));
+                const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(o + 3072 + 16 * j + 8 * half)));
                 for (int t = 0; t < T; ++t) {
                     const std::int8_t* x = at + t * 256 + 16 * j;
                     __m256i s = _mm256_set1_epi32(bias[t * 16 + j]);
@@ -578,15 +574,188 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::si
         const float* adb = ad + sb * n_tok;
         for (int l = 0; l < L; ++l) {
             const __m256 dv = _mm256_cvtph_ps(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(o[l / H] + 3072 + 256 + 16 * (half0 + l % H))));
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 256 + 16 * (half0 + l))));
             for (int t = 0; t < T; ++t) {
                 acc[l][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[l][t]), _mm256_mul_ps(dv, _mm256_set1_ps(adb[t])), acc[l][t]);
             }
         }
     }
-    for (int l = 0; l < L; ++l) {
-        store_half<T>(acc[l], half0 + l % H, y + (l / H) * kPackRows, ldy, l / H + 1 < G ? kPackRows : rows_last);
+    for (int l = 0; l < L; ++l) store_half<T>(acc[l], half0 + l, y, ldy, rows);
+}
+
+/// The 8 rows' signed int8 scales of a half (at p) as (sc, sc) int16 pairs: one vpmaddwd then
+/// multiplies both int16 halves of a lane by its row's scale.
+inline __m256i pair_scales(const std::uint8_t* p) {
+    const __m128i sc = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(sc, sc));
+}
+
+// Small batches and prefill of Q6_K on plain AVX2: halves [half0, half0 + H) of one row group,
+// T tokens. As AVX-512's group_tokens_q6k, the superblock goes in steps of two sub-blocks, j0 and
+// j0 + 4: the low and high nibbles of the same ql lines with bit pairs p and p + 2 of the same qh
+// lines, so each ql line is loaded once and each qh line twice (sub-block by sub-block: twice and
+// four times). No int32 chain a sub-block and no vpmulld: two chunks' pair sums add in int16 (at
+// most 32004) and one vpmaddwd against the rows' (sc, sc) pairs adds them, times the scale, into
+// the superblock sum, as Q4_K does; the bias b = -32 * sum(a) joins by the same vpmaddwd, split in
+// two int16 halves (b >> 1, b - (b >> 1)). The sums stay in order (keep_order), the bias pairs
+// are broadcast from memory and the float sums live in memory between superblocks: otherwise GCC
+// spilled. The same exact integer sums, then the same float steps, as the scalar twin.
+// TinyLlama Q6_K, `EMBER_ISA=avx2`, 2 threads, against halves_tokens_q6k: pp16 +6.8%, pp64
+// +5.8%, pp512 +16.4%, `--parallel 4` +4.5% (docs/performance.md). Out of line, so that it does
+// not move how GCC compiles the rest of the GEMM.
+template <int H, int T>
+[[gnu::noinline]] void halves_batch_q6k(std::int64_t nsb, const std::uint8_t* wg, int half0, const std::int8_t* a,
+                                        const float* ad, const std::int32_t* abias, std::int64_t n_tok, float* y,
+                                        std::int64_t ldy, std::int64_t rows) {
+    const __m256i low = _mm256_set1_epi8(0x0f), high2 = _mm256_set1_epi8(0x30);
+    const GroupStreams<1, tile_ahead<1>()> streams(wg, 0, static_cast<std::size_t>(nsb) * kPackQ6KBytes, 0);
+    alignas(32) float acc[H][T][8] = {};
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        asm volatile("" ::: "memory");  // acc stays in memory
+        const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::int8_t* at = a + sb * n_tok * 256;
+        alignas(32) std::int32_t bias_pairs[T][16];
+        for (int t = 0; t < T; ++t) {
+            for (int k = 0; k < 2; ++k) {
+                const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(abias + (sb * n_tok + t) * 16 + 8 * k));
+                const __m256i lo = _mm256_srai_epi32(b, 1);
+                const __m256i pair = _mm256_blend_epi16(lo, _mm256_slli_epi32(_mm256_sub_epi32(b, lo), 16), 0xAA);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(bias_pairs[t] + 8 * k), pair);
+            }
+        }
+        asm volatile("" ::: "memory");  // broadcast the pairs from memory, not from registers
+        __m256i isum[H][T];
+        for (int l = 0; l < H; ++l) {
+            for (int t = 0; t < T; ++t) isum[l][t] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 16
+        for (int step = 0; step < 16; ++step) {
+            const int h = step / 8, m = step / 4 % 2, p = step / 2 % 2, q = step % 2;  // chunks 2q, 2q + 1
+            const int j0 = 8 * h + m + 2 * p;  // sub-blocks j0 and j0 + 4
+            if (half0 == 0) {  // half 1 alone reads the lines half 0 brought in
+                streams.template ahead_step<kPackQ6KBytes, 16>(static_cast<std::size_t>(sb) * kPackQ6KBytes, step);
+            }
+            for (int l = 0; l < H; ++l) {
+                const int half = half0 + l;
+                __m256i w[2][2];  // [chunk][sub-block j0, j0 + 4]
+                for (int cc = 0; cc < 2; ++cc) {
+                    const int c = 2 * q + cc;
+                    const __m256i ql = in_register(load8(o + 64 * (16 * h + 4 * (m + 2 * p) + c) + 32 * half));
+                    const __m256i qh = in_register(load8(o + 64 * (32 + 8 * h + 4 * m + c) + 32 * half));
+                    const __m256i hb_lo = p ? _mm256_slli_epi16(qh, 2) : _mm256_slli_epi16(qh, 4);
+                    const __m256i hb_hi = p ? _mm256_srli_epi16(qh, 2) : qh;
+                    w[cc][0] = _mm256_or_si256(_mm256_and_si256(ql, low), _mm256_and_si256(hb_lo, high2));
+                    w[cc][1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql, 4), low), _mm256_and_si256(hb_hi, high2));
+                }
+                const __m256i sc_a = pair_scales(o + 3072 + 16 * j0 + 8 * half);
+                const __m256i sc_b = pair_scales(o + 3072 + 16 * (j0 + 4) + 8 * half);
+                for (int t = 0; t < T; ++t) {
+                    const std::int8_t* x = at + t * 256 + 16 * j0 + 8 * q;
+                    const __m256i s_a = _mm256_add_epi16(_mm256_maddubs_epi16(w[0][0], bcast4(x)),
+                                                         _mm256_maddubs_epi16(w[1][0], bcast4(x + 4)));
+                    const __m256i s_b = _mm256_add_epi16(_mm256_maddubs_epi16(w[0][1], bcast4(x + 64)),
+                                                         _mm256_maddubs_epi16(w[1][1], bcast4(x + 68)));
+                    __m256i sum = _mm256_add_epi32(isum[l][t], _mm256_madd_epi16(s_a, sc_a));
+                    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(s_b, sc_b));
+                    if (q == 0) {
+                        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(sc_a, _mm256_set1_epi32(bias_pairs[t][j0])));
+                        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(sc_b, _mm256_set1_epi32(bias_pairs[t][j0 + 4])));
+                    }
+                    keep_order(sum);
+                    isum[l][t] = sum;
+                }
+            }
+        }
+        const float* adb = ad + sb * n_tok;
+        for (int l = 0; l < H; ++l) {
+            const __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 256 + 16 * (half0 + l))));
+            for (int t = 0; t < T; ++t) {
+                const __m256 sum = _mm256_cvtepi32_ps(isum[l][t]);
+                _mm256_store_ps(acc[l][t], _mm256_fmadd_ps(sum, _mm256_mul_ps(dv, _mm256_set1_ps(adb[t])), _mm256_load_ps(acc[l][t])));
+            }
+        }
     }
+    for (int l = 0; l < H; ++l) {
+        __m256 out[T];
+        for (int t = 0; t < T; ++t) out[t] = _mm256_load_ps(acc[l][t]);
+        store_half<T>(out, half0 + l, y, ldy, rows);
+    }
+}
+
+// Decode (one token) of Q6_K: both halves of two row groups (lane l: half l % 2 of group l / 2),
+// as AVX-512's one_token_q6k orders it: a quarter (h, m) of the superblock is the four sub-blocks
+// j0 + 2i (j0 = 8h + m) that share four qh lines, each chunk's ql lines of j0 and j0 + 2 loaded
+// once for low and high nibbles (the old kernel, sub-block by sub-block, loaded them twice and
+// the qh lines four times). The four quarters run as a loop, not unrolled: fully unrolled (16
+// sub-blocks, ~2800 instructions a superblock) this kernel streamed 15.6 GB/s where the old one
+// reached 26-27 only through how GCC happened to compile it inlined in the GEMM (any change to
+// the GEMM cost decode up to 37%). This one, out of line, holds its speed on its own:
+// `bench_matmul_reps q6_k 1 1 40 32768`, one thread: AVX2 26.8 -> 27.5 GB/s, AVX-VNNI 16.5 ->
+// 32.8; in L2 +7.3% / +2.8%. Same integer sums and float steps as the scalar twin.
+template <bool kVnni>
+[[gnu::noinline]] void one_token_q6k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes,
+                                     const std::int8_t* a, const float* ad, const std::int32_t* abias, float* y,
+                                     std::int64_t rows_last, int n_next) {
+    constexpr int G = 2, L = 4;  // lane l: half l % 2 of group l / 2
+    const __m256i low = _mm256_set1_epi8(0x0f), high2 = _mm256_set1_epi8(0x30);
+    const GroupStreams<G> streams(wg0, group_bytes, static_cast<std::size_t>(nsb) * kPackQ6KBytes, n_next);
+    __m256 acc[L];
+    for (int l = 0; l < L; ++l) acc[l] = _mm256_setzero_ps();
+    for (std::int64_t sb = 0; sb < nsb; ++sb) {
+        const std::uint8_t* o[G];
+        for (int g = 0; g < G; ++g) o[g] = wg0 + g * group_bytes + static_cast<std::size_t>(sb) * kPackQ6KBytes;
+        const std::int8_t* at = a + sb * 256;
+        const std::int32_t* bias = abias + sb * 16;
+        __m256i isum[L];
+        for (int l = 0; l < L; ++l) isum[l] = _mm256_setzero_si256();
+        int n_quarters = 4;
+        asm("" : "+r"(n_quarters));  // a loop, not 4 unrolled copies
+        for (int hm = 0; hm < n_quarters; ++hm) {
+            const int h = hm / 2, m = hm % 2, j0 = 8 * h + m;  // sub-blocks j0 + 2i, i < 4
+#pragma GCC unroll 4
+            for (int l = 0; l < L; ++l) {
+                const std::uint8_t* ol = o[l / 2];
+                const int half = l % 2;
+                __m256i s[4], s16[4];
+                for (int i = 0; i < 4; ++i) s[i] = _mm256_set1_epi32(bias[j0 + 2 * i]);
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; ++c) {
+                    if (l == 0) streams.template ahead_step<kPackQ6KBytes, 16>(static_cast<std::size_t>(sb) * kPackQ6KBytes, 4 * hm + c);
+                    const __m256i ql0 = in_register(load8(ol + 64 * (16 * h + 4 * m + c) + 32 * half));
+                    const __m256i ql2 = in_register(load8(ol + 64 * (16 * h + 4 * (m + 2) + c) + 32 * half));
+                    const __m256i qh = in_register(load8(ol + 64 * (32 + 8 * h + 4 * m + c) + 32 * half));
+                    __m256i w[4];
+                    w[0] = _mm256_or_si256(_mm256_and_si256(ql0, low), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high2));
+                    w[1] = _mm256_or_si256(_mm256_and_si256(ql2, low), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high2));
+                    w[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low), _mm256_and_si256(qh, high2));
+                    w[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql2, 4), low),
+                                           _mm256_and_si256(_mm256_srli_epi16(qh, 2), high2));
+                    for (int i = 0; i < 4; ++i) {
+                        const std::int8_t* x = at + 16 * (j0 + 2 * i) + 4 * c;
+                        if constexpr (kVnni) {
+                            s[i] = dot_run<true, 1>(s[i], w + i, x);
+                        } else if (c % 2 == 0) {
+                            s16[i] = _mm256_maddubs_epi16(w[i], bcast4(x));
+                        } else {
+                            s16[i] = _mm256_add_epi16(s16[i], _mm256_maddubs_epi16(w[i], bcast4(x)));
+                            s[i] = _mm256_add_epi32(s[i], _mm256_madd_epi16(s16[i], _mm256_set1_epi16(1)));
+                        }
+                    }
+                }
+                for (int i = 0; i < 4; ++i) {
+                    const __m256i sc = _mm256_cvtepi8_epi32(
+                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ol + 3072 + 16 * (j0 + 2 * i) + 8 * half)));
+                    isum[l] = _mm256_add_epi32(isum[l], _mm256_mullo_epi32(s[i], sc));
+                }
+            }
+        }
+        const __m256 da = _mm256_set1_ps(ad[sb]);
+        for (int l = 0; l < L; ++l) {
+            const __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o[l / 2] + 3072 + 256 + 16 * (l % 2))));
+            acc[l] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[l]), _mm256_mul_ps(dv, da), acc[l]);
+        }
+    }
+    for (int l = 0; l < L; ++l) store_half<1>(acc + l, l % 2, y + (l / 2) * kPackRows, 0, l / 2 + 1 < G ? kPackRows : rows_last);
 }
 
 template <bool kVnni>
@@ -597,12 +766,17 @@ void gemm_q6k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, 
     // 65 -> 81% (AVX-VNNI 71 -> 82%), two threads 57 -> 75%; in L2 +32%.
     gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32, true, n_after,
                 [&](std::int64_t g, std::int64_t rows_last, int n_next) {
-                    halves_tokens_q6k<kVnni, 2, 2, 1>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, 0, a, ad,
-                                                      abias, 1, y + g * kPackRows, ldy, rows_last, n_next);
+                    one_token_q6k<kVnni>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, abias,
+                                         y + g * kPackRows, rows_last, n_next);
                 },
                 [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
-                    halves_tokens_q6k<kVnni, 1, H, T>(nsb, wg, group_bytes, half0, a + t * 256, ad + t, abias + t * 16, n_tok,
-                                                      y + g * kPackRows + t * ldy, ldy, rows, 0);
+                    if constexpr (!kVnni && T >= 2) {
+                        halves_batch_q6k<H, T>(nsb, wg, half0, a + t * 256, ad + t, abias + t * 16, n_tok,
+                                               y + g * kPackRows + t * ldy, ldy, rows);
+                        return;
+                    }
+                    halves_tokens_q6k<kVnni, H, T>(nsb, wg, half0, a + t * 256, ad + t, abias + t * 16, n_tok,
+                                                   y + g * kPackRows + t * ldy, ldy, rows);
                 });
 }
 
