@@ -113,11 +113,7 @@ void dot_q6_k(std::int64_t n, const void* vx, const std::uint8_t* a, std::size_t
             const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
             const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
             __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                   _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            q6k_quads(l0, l1, qh, m4, m30, q);
             for (int g = 0; g < 4; ++g) {
                 const __m256i s = _mm256_shuffle_epi8(sc, word_bcast2(2 * g, 2 * g + 1));
                 for (int t = 0; t < NT; ++t) {

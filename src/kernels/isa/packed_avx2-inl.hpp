@@ -724,12 +724,8 @@ template <bool kVnni>
                     const __m256i ql0 = in_register(load8(ol + 64 * (16 * h + 4 * m + c) + 32 * half));
                     const __m256i ql2 = in_register(load8(ol + 64 * (16 * h + 4 * (m + 2) + c) + 32 * half));
                     const __m256i qh = in_register(load8(ol + 64 * (32 + 8 * h + 4 * m + c) + 32 * half));
-                    __m256i w[4];
-                    w[0] = _mm256_or_si256(_mm256_and_si256(ql0, low), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high2));
-                    w[1] = _mm256_or_si256(_mm256_and_si256(ql2, low), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high2));
-                    w[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low), _mm256_and_si256(qh, high2));
-                    w[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql2, 4), low),
-                                           _mm256_and_si256(_mm256_srli_epi16(qh, 2), high2));
+                    __m256i w[4];  // sub-blocks j0, j0 + 2, j0 + 4, j0 + 6
+                    q6k_quads(ql0, ql2, qh, low, high2, w);
                     for (int i = 0; i < 4; ++i) {
                         const std::int8_t* x = at + 16 * (j0 + 2 * i) + 4 * c;
                         if constexpr (kVnni) {

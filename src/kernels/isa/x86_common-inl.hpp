@@ -155,6 +155,17 @@ inline __m256i nibbles(const std::uint8_t* qs) {
     return _mm256_and_si256(b, _mm256_set1_epi8(0x0f));
 }
 
+/// Four vectors of Q6_K's 6-bit weights from two ql vectors and the qh vector they share: the low
+/// nibbles of ql0 and ql2, then their high nibbles, joined with qh's bit pairs 0, 1, 2, 3 (at bits
+/// 4..5; high2 = 0x30 bytes, low = 0x0f bytes).
+[[gnu::always_inline]] inline void q6k_quads(__m256i ql0, __m256i ql2, __m256i qh, __m256i low, __m256i high2,
+                                             __m256i (&w)[4]) {
+    w[0] = _mm256_or_si256(_mm256_and_si256(ql0, low), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high2));
+    w[1] = _mm256_or_si256(_mm256_and_si256(ql2, low), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high2));
+    w[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low), _mm256_and_si256(qh, high2));
+    w[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql2, 4), low), _mm256_and_si256(_mm256_srli_epi16(qh, 2), high2));
+}
+
 /// 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a Q4_K/Q5_K block, without memory trips.
 inline __m128i unpack_scales_k4(const std::uint8_t* q) {
     std::uint32_t w0, w1, w2;
