@@ -489,6 +489,17 @@ inline void one_token_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_
     }
 }
 
+// Decode's pairs of groups, out of line (constants folded in): inlined in the GEMM, the kernel's
+// speed hung on how GCC compiled the rest of it, as Q6_K's did (docs/performance.md). One thread,
+// `bench_matmul_reps q4_k 1 1 40 32768`: AVX2 +10-13%; TinyLlama Q4_K_M tg48, 2 threads: AVX2
+// +4.6% / +5.5%, AVX-VNNI -1.0% / -1.4% (Q5_K_M +3.5% / +0.0%), two sittings.
+template <bool kVnni, bool Q5>
+[[gnu::noinline, gnu::flatten]] void one_token_pair_q45k(std::int64_t nsb, const std::uint8_t* wg0, std::size_t group_bytes,
+                                                         const std::int8_t* a, const float* ad, const std::int32_t* abs,
+                                                         float* y, std::int64_t rows_last, int n_next) {
+    one_token_q45k<kVnni, Q5, 2, 2>(nsb, wg0, group_bytes, 0, a, ad, abs, y, rows_last, n_next);
+}
+
 template <bool kVnni, bool Q5>
 void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
                std::int64_t n_valid_rows, const std::int8_t* a, const float* ad, const std::int32_t* abs,
@@ -500,8 +511,8 @@ void gemm_q45k(std::int64_t nsb, const std::uint8_t* w, std::size_t group_bytes,
     // so it keeps one group a call.
     gemm_halves(w, group_bytes, n_groups, n_valid_rows, n_tok, 32, kVnni || !Q5, n_after,
                 [&](std::int64_t g, std::int64_t rows_last, int n_next) {
-                    one_token_q45k<kVnni, Q5, 2, 2>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, 0, a, ad,
-                                                    abs, y + g * kPackRows, rows_last, n_next);
+                    one_token_pair_q45k<kVnni, Q5>(nsb, w + static_cast<std::size_t>(g) * group_bytes, group_bytes, a, ad, abs,
+                                                   y + g * kPackRows, rows_last, n_next);
                 },
                 [&]<int H, int T>(const std::uint8_t* wg, int half0, std::int64_t g, std::int64_t t, std::int64_t rows) {
                     if constexpr (T == 1) {
