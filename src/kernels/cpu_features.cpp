@@ -1,6 +1,8 @@
 #include "kernels/cpu_features.hpp"
 
-#if defined(__aarch64__) && defined(__linux__)
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #elif defined(__aarch64__) && defined(__APPLE__)
@@ -12,18 +14,44 @@
 namespace ember::kernels {
 namespace {
 
+#if defined(__x86_64__) || defined(__i386__)
+// cpuid and xgetbv read directly rather than through __builtin_cpu_supports, whose feature names
+// differ between compilers (Clang 14 rejects "f16c" and "avxvnni" at compile time).
+struct CpuidRegs {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+CpuidRegs cpuid(unsigned leaf, unsigned subleaf) noexcept {
+    CpuidRegs r;
+    if (static_cast<unsigned>(__get_cpuid_max(0, nullptr)) < leaf || !__get_cpuid_count(leaf, subleaf, &r.eax, &r.ebx, &r.ecx, &r.edx)) return {};
+    return r;
+}
+
+constexpr bool bit(unsigned reg, int n) noexcept { return ((reg >> n) & 1u) != 0; }
+
+// The register state the OS saves across context switches (XCR0); 0 where xgetbv is not usable.
+unsigned long long os_saved_state(const CpuidRegs& leaf1) noexcept {
+    if (!bit(leaf1.ecx, 27)) return 0;  // OSXSAVE
+    unsigned lo = 0, hi = 0;
+    asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (static_cast<unsigned long long>(hi) << 32) | lo;
+}
+#endif
+
 CpuFeatures read_features() noexcept {
     CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
-    f.avx_vnni = f.avx2 && __builtin_cpu_supports("avxvnni");
-    f.avx512 = f.avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-               __builtin_cpu_supports("avx512vnni");
-    f.avx512_bf16 = f.avx512 && __builtin_cpu_supports("avx512bf16");
-    f.gfni = __builtin_cpu_supports("gfni");
+    const CpuidRegs l1 = cpuid(1, 0), l7 = cpuid(7, 0), l7s1 = cpuid(7, 1);
+    const unsigned long long xcr0 = os_saved_state(l1);
+    const bool ymm_saved = (xcr0 & 0x06) == 0x06;  // SSE and AVX state
+    const bool zmm_saved = (xcr0 & 0xe6) == 0xe6;  // and the opmasks and the upper ZMM state
+    f.avx2 = ymm_saved && bit(l1.ecx, 28) /* AVX */ && bit(l7.ebx, 5) /* AVX2 */ && bit(l1.ecx, 12) /* FMA */ &&
+             bit(l1.ecx, 29) /* F16C */ && bit(l7.ebx, 8) /* BMI2 */;
+    f.avx_vnni = f.avx2 && bit(l7s1.eax, 4);
+    f.avx512 = f.avx2 && zmm_saved && bit(l7.ebx, 16) /* F */ && bit(l7.ebx, 30) /* BW */ &&
+               bit(l7.ebx, 31) /* VL */ && bit(l7.ebx, 17) /* DQ */ && bit(l7.ecx, 11) /* VNNI */;
+    f.avx512_bf16 = f.avx512 && bit(l7s1.eax, 5);
+    f.gfni = bit(l7.ecx, 8);
 #elif defined(__aarch64__)
     f.neon = true;  // mandatory in ARMv8-A
 #if defined(__linux__)

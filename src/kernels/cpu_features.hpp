@@ -1,5 +1,5 @@
-// The one place ember reads what the CPU can do: cpuid (with the OS's xgetbv check, through
-// libgcc) on x86-64, HWCAP/HWCAP2 from getauxval on ARM64. Read once, cached for the process.
+// The one place ember reads what the CPU can do: cpuid (with the OS's xgetbv check)
+// on x86-64, HWCAP/HWCAP2 from getauxval on ARM64. Read once, cached for the process.
 #pragma once
 
 namespace ember::kernels {

@@ -14,6 +14,7 @@
 #endif
 
 #include "kernel_test_util.hpp"
+#include "kernels/cpu_features.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/fp16.hpp"
 
@@ -22,7 +23,7 @@ using namespace ember::kernels;
 namespace {
 // The CPU's own converters (F16C on x86-64, fcvt on ARM64) as an independent reference.
 #if defined(__x86_64__)
-bool hw_available() { return __builtin_cpu_supports("f16c"); }
+bool hw_available() { return cpu_features().avx2; }  // includes F16C and the OS's AVX state
 __attribute__((target("f16c"))) std::uint16_t hw_fp32_to_fp16(float f) {
     return static_cast<std::uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
 }
