@@ -66,6 +66,12 @@ Value parse(std::string_view text) {
         std::string what = e.what();
         const std::size_t at = what.find("line ");
         fail("JSON: " + (at == std::string::npos ? what : what.substr(at)));
+    } catch (const Value::exception& e) {
+        // A number past double's range: "[json.exception.out_of_range.406] number overflow
+        // parsing '1e400'" (Python reads it as inf; a JSON text holding it is refused here).
+        std::string what = e.what();
+        const std::size_t at = what.find("] ");
+        fail("JSON: " + (at == std::string::npos ? what : what.substr(at + 2)));
     }
 }
 

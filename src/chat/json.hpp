@@ -25,8 +25,8 @@ std::size_t bracket_end(std::string_view text, std::size_t start) noexcept;
 
 /// Parses RFC 8259 JSON (UTF-8). Integers stay integers (past int64: unsigned, then double);
 /// a duplicate key keeps the last value in the first key's place (as Python). Throws
-/// ember::Error "JSON: line L, column C: ..." on bad input, and for nesting deeper than
-/// kMaxDepth.
+/// ember::Error "JSON: line L, column C: ..." on bad input, "JSON: number overflow ..." for a
+/// number past double's range, and for nesting deeper than kMaxDepth.
 Value parse(std::string_view text);
 
 /// Python json.dumps(value, ensure_ascii=False): separators ", " and ": " without indent,

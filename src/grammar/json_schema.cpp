@@ -6,6 +6,7 @@
 // surrogates; unanchored patterns search; numbers take integer bounds; keys are quoted exactly.
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -289,12 +290,21 @@ private:
     std::optional<std::int64_t> count(const json& schema, const char* key, const std::string& path) const {
         if (!schema.contains(key)) return std::nullopt;
         const json& v = schema[key];
-        if (!v.is_number_integer() && !(v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))) {
-            error(path, std::string(key) + " must be a non-negative integer");
+        const std::string message = std::string(key) + " must be a non-negative integer";
+        if (v.is_number_unsigned()) {
+            if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) error(path, std::string(key) + " is out of range");
+            return static_cast<std::int64_t>(v.get<std::uint64_t>());
         }
-        const auto n = v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(v.get<double>());
-        if (n < 0) error(path, std::string(key) + " must be a non-negative integer");
-        return n;
+        if (v.is_number_integer()) {
+            if (v.get<std::int64_t>() < 0) error(path, message);
+            return v.get<std::int64_t>();
+        }
+        // A float holding an integer (2.0); compared in double before any conversion, which is
+        // undefined past int64's range.
+        const double d = v.is_number_float() ? v.get<double>() : -1.0;
+        if (!(d >= 0 && d == std::floor(d))) error(path, message);
+        if (d >= 9.2e18) error(path, std::string(key) + " is out of range");
+        return static_cast<std::int64_t>(d);
     }
 
     // Reads minimum/exclusiveMinimum (or the maxima) into `out`: the tighter of both, with

@@ -79,6 +79,9 @@ TEST_CASE("json: errors name line and column", "[chat_template][json]") {
     CHECK(json_parse_error(std::string(1000, '[')) == "JSON: nesting deeper than 512 levels");
     CHECK(json_parse_error(std::string(512, '[') + std::string(512, ']')) == "<no error>");
     CHECK_THAT(json_parse_error("01"), Catch::StartsWith("JSON: line 1, column 2:"));
+    // Past double's range: nlohmann throws out_of_range, which parse turns into ember::Error.
+    CHECK(json_parse_error("[1e400]") == "JSON: number overflow parsing '1e400'");
+    CHECK(json_parse_error("{\"a\": -2e11111111}") == "JSON: number overflow parsing '-2e11111111'");
 }
 
 TEST_CASE("json: nesting depth and the end of a bracketed value skip strings", "[chat_template][json]") {

@@ -153,6 +153,14 @@ TEST_CASE("json schema: errors name what is wrong", "[grammar][json_schema]") {
     CHECK_THAT(conversion_error(R"({"type": "number", "minimum": 0.5})"), Catch::Contains("only integer bounds"));
     CHECK_THAT(conversion_error(R"({"type": "integer", "minimum": 5, "maximum": 1})"), Catch::Contains("empty"));
     CHECK_THAT(conversion_error(R"({"type": "array", "maxItems": -1})"), Catch::Contains("non-negative integer"));
+    // Counts past int64 (as floats or as unsigned integers) are refused before any conversion.
+    CHECK_THAT(conversion_error(R"({"type": "string", "minLength": -2.5e116})"), Catch::Contains("non-negative integer"));
+    CHECK_THAT(conversion_error(R"({"type": "string", "maxLength": 1e300})"), Catch::Contains("maxLength is out of range"));
+    CHECK_THAT(conversion_error(R"({"type": "array", "minItems": 18446744073709551615})"), Catch::Contains("out of range"));
+    CHECK_THAT(conversion_error(R"({"type": "array", "minItems": 1.5})"), Catch::Contains("non-negative integer"));
+    CHECK(conversion_error(R"({"type": "array", "items": {"type": "integer"}, "maxItems": 2.0})").empty());
+    // A number past double's range is a JSON error, not an escaping exception.
+    CHECK_THAT(conversion_error(R"({"type": "integer", "minimum": 1e400})"), Catch::Contains("number overflow"));
     CHECK_THAT(conversion_error(R"({"allOf": [{"type": "string"}, {"minLength": 1}]})"), Catch::Contains("allOf"));
     CHECK_THAT(conversion_error(std::string(200, '[') + std::string(200, ']')), Catch::Contains("nested deeper"));
     std::string deep = "{\"type\": \"integer\"}";
