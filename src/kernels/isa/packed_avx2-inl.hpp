@@ -534,19 +534,18 @@ template <bool kVnni, int H, int T>
 inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, int half0, const std::int8_t* a,
                               const float* ad, const std::int32_t* abias, std::int64_t n_tok, float* y,
                               std::int64_t ldy, std::int64_t rows) {
-    constexpr int L = H;  // lane l: half half0 + l
     const __m256i low = _mm256_set1_epi8(0x0f), high2 = _mm256_set1_epi8(0x30);
     const GroupStreams<1, tile_ahead<1>()> streams(wg, 0, static_cast<std::size_t>(nsb) * kPackQ6KBytes, 0);
-    __m256 acc[L][T];
-    for (int l = 0; l < L; ++l) {
+    __m256 acc[H][T];
+    for (int l = 0; l < H; ++l) {
         for (int t = 0; t < T; ++t) acc[l][t] = _mm256_setzero_ps();
     }
     for (std::int64_t sb = 0; sb < nsb; ++sb) {
         const std::uint8_t* o = wg + static_cast<std::size_t>(sb) * kPackQ6KBytes;
         const std::int8_t* at = a + sb * n_tok * 256;
         const std::int32_t* bias = abias + sb * n_tok * 16;
-        __m256i isum[L][T];
-        for (int l = 0; l < L; ++l) {
+        __m256i isum[H][T];
+        for (int l = 0; l < H; ++l) {
             for (int t = 0; t < T; ++t) isum[l][t] = _mm256_setzero_si256();
         }
 #pragma GCC unroll 16
@@ -555,7 +554,7 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, int half
             if (half0 == 0) {  // half 1 alone reads the lines half 0 brought in
                 streams.template ahead_step<kPackQ6KBytes, 16>(static_cast<std::size_t>(sb) * kPackQ6KBytes, j);
             }
-            for (int l = 0; l < L; ++l) {
+            for (int l = 0; l < H; ++l) {
                 const int half = half0 + l;
                 __m256i wv[4];
                 for (int c = 0; c < 4; ++c) {
@@ -583,7 +582,7 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, int half
             }
         }
         const float* adb = ad + sb * n_tok;
-        for (int l = 0; l < L; ++l) {
+        for (int l = 0; l < H; ++l) {
             const __m256 dv = _mm256_cvtph_ps(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 256 + 16 * (half0 + l))));
             for (int t = 0; t < T; ++t) {
@@ -591,7 +590,7 @@ inline void halves_tokens_q6k(std::int64_t nsb, const std::uint8_t* wg, int half
             }
         }
     }
-    for (int l = 0; l < L; ++l) store_half<T>(acc[l], half0 + l, y, ldy, rows);
+    for (int l = 0; l < H; ++l) store_half<T>(acc[l], half0 + l, y, ldy, rows);
 }
 
 /// The 8 rows' signed int8 scales of a half (at p) as (sc, sc) int16 pairs: one vpmaddwd then
