@@ -110,10 +110,15 @@ TEST_CASE("chat tools: the public call with a model and a template override", "[
     const std::vector<ember::ChatMessage> odd = {
         {.role = "assistant", .tool_calls = {{.name = "f", .arguments = "not json"}}}};
     CHECK(model.apply_chat_template(odd, raw) == R"("not json")");
+    // So do arguments whose number is past double's range (nlohmann's out_of_range once escaped).
+    const std::vector<ember::ChatMessage> huge = {
+        {.role = "assistant", .tool_calls = {{.name = "f", .arguments = R"({"x": 1e400})"}}}};
+    CHECK(model.apply_chat_template(huge, raw) == R"("{\"x\": 1e400}")");
 
     // Bad tools or variables are errors naming the option.
     CHECK_THROWS_WITH(model.apply_chat_template(odd, {.tools = "{}"}), Catch::Contains("tools must be a JSON array"));
     CHECK_THROWS_WITH(model.apply_chat_template(odd, {.tools = "[1,"}), Catch::Contains("ChatTemplateOptions::tools"));
+    CHECK_THROWS_WITH(model.apply_chat_template(odd, {.tools = "[1e400]"}), Catch::Contains("number overflow"));
     CHECK_THROWS_WITH(model.apply_chat_template(odd, {.variables = "[]"}),
                       Catch::Contains("variables must be a JSON object"));
 
