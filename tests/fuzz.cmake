@@ -44,3 +44,22 @@ foreach(source ${EMBER_FUZZ_SOURCES})
     target_link_options(fuzz_${target} PRIVATE -fsanitize=fuzzer)
   endif()
 endforeach()
+
+# ember-server's request parser: a target of its own executable, since it links the server's
+# OpenAI layer (ember_server_core, on the exported library) where fuzz_replay links the internals.
+if(TARGET ember_server_core)
+  add_executable(fuzz_replay_server ${EMBER_FUZZ_DIR}/replay_main.cpp ${EMBER_FUZZ_DIR}/server/fuzz_server_request.cpp)
+  target_link_libraries(fuzz_replay_server PRIVATE ember_server_core)
+  target_include_directories(fuzz_replay_server PRIVATE ${EMBER_FUZZ_DIR})
+  ember_test_flags(fuzz_replay_server)
+  add_test(NAME fuzz_replay_server_request
+           COMMAND fuzz_replay_server server_request ${EMBER_FUZZ_DIR}/corpus/server_request)
+  set_tests_properties(fuzz_replay_server_request PROPERTIES LABELS "unit;fuzz;server")
+  if(EMBER_FUZZ)
+    add_executable(fuzz_server_request ${EMBER_FUZZ_DIR}/server/fuzz_server_request.cpp)
+    target_link_libraries(fuzz_server_request PRIVATE ember_server_core)
+    target_include_directories(fuzz_server_request PRIVATE ${EMBER_FUZZ_DIR})
+    target_compile_definitions(fuzz_server_request PRIVATE EMBER_LIBFUZZER)
+    target_link_options(fuzz_server_request PRIVATE -fsanitize=fuzzer)
+  endif()
+endif()
