@@ -291,8 +291,11 @@ private:
         if (!schema.contains(key)) return std::nullopt;
         const json& v = schema[key];
         const std::string message = std::string(key) + " must be a non-negative integer";
+        const std::string out_of_range = std::string(key) + " is out of range";
         if (v.is_number_unsigned()) {
-            if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) error(path, std::string(key) + " is out of range");
+            if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+                error(path, out_of_range);
+            }
             return static_cast<std::int64_t>(v.get<std::uint64_t>());
         }
         if (v.is_number_integer()) {
@@ -303,7 +306,7 @@ private:
         // undefined past int64's range.
         const double d = v.is_number_float() ? v.get<double>() : -1.0;
         if (!(d >= 0 && d == std::floor(d))) error(path, message);
-        if (d >= 9.2e18) error(path, std::string(key) + " is out of range");
+        if (d >= std::ldexp(1.0, 63)) error(path, out_of_range);
         return static_cast<std::int64_t>(d);
     }
 

@@ -23,7 +23,8 @@ struct CpuidRegs {
 
 CpuidRegs cpuid(unsigned leaf, unsigned subleaf) noexcept {
     CpuidRegs r;
-    if (static_cast<unsigned>(__get_cpuid_max(0, nullptr)) < leaf || !__get_cpuid_count(leaf, subleaf, &r.eax, &r.ebx, &r.ecx, &r.edx)) return {};
+    if (static_cast<unsigned>(__get_cpuid_max(0, nullptr)) < leaf) return {};
+    if (!__get_cpuid_count(leaf, subleaf, &r.eax, &r.ebx, &r.ecx, &r.edx)) return {};
     return r;
 }
 
