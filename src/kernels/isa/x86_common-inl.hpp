@@ -127,7 +127,6 @@ struct GroupStreams {
         constexpr int kLines = static_cast<int>((kBytes + 63) / 64), kEach = kLines / kSteps, kRest = kLines % kSteps;
         const std::size_t t = unit + kAhead + 64 * (step * kEach + (step < kRest ? step : kRest));
         const char* p = reinterpret_cast<const char*>(wg0 + (t < run_bytes ? t : t + skip));
-#pragma GCC unroll 4
         for (int i = 0; i < kEach + (step < kRest ? 1 : 0); ++i) {
 #pragma GCC unroll 8
             for (int g = 0; g < G; ++g) _mm_prefetch(p + g * group_bytes + 64 * i, _MM_HINT_T0);
