@@ -7,6 +7,12 @@
 
 #include "runtime/fail.hpp"
 
+// GCC 12's -Wrestrict misreads "literal" + std::string&& in libstdc++ (GCC bug 105651).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
 namespace ember::jinja {
 
 namespace {
@@ -754,3 +760,7 @@ Template parse(std::string_view source, const LexerOptions& options) {
 }
 
 }  // namespace ember::jinja
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

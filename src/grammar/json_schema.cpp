@@ -84,19 +84,22 @@ std::string sanitize(const std::string& name) {
     return out.empty() ? "r" : out;
 }
 
-std::string repetition(const std::string& item, std::int64_t min, std::optional<std::int64_t> max,
+std::string repetition(const std::string& item, std::int64_t min, std::optional<std::int64_t> max_count,
                        const std::string& separator) {
-    if (max && *max > kMaxCount) max.reset();
+    // A maximum above kMaxCount counts as none. (Plain values rather than the optional: GCC 12
+    // reported *max as maybe uninitialized after the reset.)
+    const bool bounded = max_count && *max_count <= kMaxCount;
+    const std::int64_t max = bounded ? *max_count : 0;
     if (min > kMaxCount) fail("JSON Schema: a minimum count above " + std::to_string(kMaxCount) + " is not supported");
-    if (max && *max < min) fail("JSON Schema: maximum count " + std::to_string(*max) + " is below the minimum " + std::to_string(min));
-    if (max && *max == 0) return "";
-    if (min == 0 && max && *max == 1) return item + "?";
+    if (bounded && max < min) fail("JSON Schema: maximum count " + std::to_string(max) + " is below the minimum " + std::to_string(min));
+    if (bounded && max == 0) return "";
+    if (min == 0 && bounded && max == 1) return item + "?";
     if (separator.empty()) {
-        if (!max) return min == 0 ? item + "*" : min == 1 ? item + "+" : item + "{" + std::to_string(min) + ",}";
-        return item + "{" + std::to_string(min) + (min == *max ? "" : "," + std::to_string(*max)) + "}";
+        if (!bounded) return min == 0 ? item + "*" : min == 1 ? item + "+" : item + "{" + std::to_string(min) + ",}";
+        return item + "{" + std::to_string(min) + (min == max ? "" : "," + std::to_string(max)) + "}";
     }
     std::optional<std::int64_t> rest_max;
-    if (max) rest_max = *max - 1;
+    if (bounded) rest_max = max - 1;
     const std::string rest = repetition("(" + separator + " " + item + ")", min == 0 ? 0 : min - 1, rest_max, "");
     const std::string seq = rest.empty() ? item : item + " " + rest;
     return min == 0 ? "(" + seq + ")?" : seq;

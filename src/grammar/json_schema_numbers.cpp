@@ -7,6 +7,12 @@
 #include "grammar/json_schema_parts.hpp"
 #include "runtime/fail.hpp"
 
+// GCC 12's -Wrestrict misreads "literal" + std::string&& in libstdc++ (GCC bug 105651).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
 namespace ember::grammar {
 namespace {
 
@@ -176,3 +182,7 @@ std::string number_range(std::optional<Bound> lo, std::optional<Bound> hi) {
 }
 
 }  // namespace ember::grammar
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

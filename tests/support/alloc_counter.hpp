@@ -35,6 +35,12 @@ inline void* counted_alloc_nothrow(std::size_t n) noexcept {
 
 }  // namespace ember_test
 
+// GCC 12 pairs an inlined delete with the standard operator new it assumes and reports free() on
+// new's pointer (-Wmismatched-new-delete); these replacements allocate with malloc throughout.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(std::size_t n) { return ember_test::counted_alloc(n); }
 void* operator new[](std::size_t n) { return ember_test::counted_alloc(n); }
 void* operator new(std::size_t n, std::align_val_t a) { return ember_test::counted_alloc(n, static_cast<std::size_t>(a)); }
@@ -49,3 +55,6 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
