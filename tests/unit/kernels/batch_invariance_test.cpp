@@ -60,29 +60,34 @@ TEST_CASE("matmul: each row's result is bitwise independent of the batch and the
     for (TensorType t : kEveryType) {
         const bool kq = t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
         const bool plain = t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
-        // 2100: float rows of 3 K blocks (sweep_k_blocks' 1024 elements), a vector tail
-        const std::int64_t n = kq ? 512 : plain ? 2100 : 96;
-        const TypedWeights wts = make_weights(t, n_rows, n);
-        const auto x = random_floats(static_cast<std::size_t>(n_tokens * n), 11, 2.0f);
-        for (const Packing packing : {Packing::never, Packing::always}) {
-            const WeightMatrix w = WeightMatrix::prepare(wts.info, packing);
-            if (packing == Packing::always && !w.packed()) continue;  // no packed layout
-            for (Isa isa : available_isas()) {
-                INFO(std::string(tensor_type_name(t)) + " " + std::string(isa_name(isa)) +
-                     (w.packed() ? " packed" : " row-major"));
-                // Every token alone, one thread: the reference (the decode path).
-                std::vector<std::vector<float>> alone;
-                for (std::int64_t tk = 0; tk < n_tokens; ++tk) alone.push_back(run(w, x.data() + tk * n, 1, 1, isa));
-                for (const int threads : {1, 3}) {
-                    for (const std::int64_t first : {0, 3}) {
-                        for (const std::int64_t count : {1, 2, 4, 5, 7, 8, 9, 10, 17}) {
-                            if (first + count > n_tokens) continue;
-                            CAPTURE(threads, first, count);
-                            const auto y = run(w, x.data() + first * n, count, threads, isa);
-                            for (std::int64_t tk = 0; tk < count; ++tk) {
-                                const auto& want = alone[static_cast<std::size_t>(first + tk)];
-                                REQUIRE(std::memcmp(y.data() + tk * n_rows, want.data(),
-                                                    want.size() * sizeof(float)) == 0);
+        // 2100: float rows of 3 K blocks (sweep_k_blocks' 1024 elements), a vector tail; BF16
+        // also 1000, whose row tiles fit in L1 (sweep_rows_outer)
+        std::vector<std::int64_t> widths{kq ? 512 : plain ? 2100 : 96};
+        if (t == TensorType::BF16) widths.push_back(1000);
+        for (const std::int64_t n : widths) {
+            CAPTURE(n);
+            const TypedWeights wts = make_weights(t, n_rows, n);
+            const auto x = random_floats(static_cast<std::size_t>(n_tokens * n), 11, 2.0f);
+            for (const Packing packing : {Packing::never, Packing::always}) {
+                const WeightMatrix w = WeightMatrix::prepare(wts.info, packing);
+                if (packing == Packing::always && !w.packed()) continue;  // no packed layout
+                for (Isa isa : available_isas()) {
+                    INFO(std::string(tensor_type_name(t)) + " " + std::string(isa_name(isa)) +
+                         (w.packed() ? " packed" : " row-major"));
+                    // Every token alone, one thread: the reference (the decode path).
+                    std::vector<std::vector<float>> alone;
+                    for (std::int64_t tk = 0; tk < n_tokens; ++tk) alone.push_back(run(w, x.data() + tk * n, 1, 1, isa));
+                    for (const int threads : {1, 3}) {
+                        for (const std::int64_t first : {0, 3}) {
+                            for (const std::int64_t count : {1, 2, 4, 5, 7, 8, 9, 10, 17}) {
+                                if (first + count > n_tokens) continue;
+                                CAPTURE(threads, first, count);
+                                const auto y = run(w, x.data() + first * n, count, threads, isa);
+                                for (std::int64_t tk = 0; tk < count; ++tk) {
+                                    const auto& want = alone[static_cast<std::size_t>(first + tk)];
+                                    REQUIRE(std::memcmp(y.data() + tk * n_rows, want.data(),
+                                                        want.size() * sizeof(float)) == 0);
+                                }
                             }
                         }
                     }
