@@ -166,6 +166,14 @@ ModelWeights ModelWeights::from_gguf(const gguf::File& file, const ModelConfig& 
         kernels::dequantize_row(*embd, 0, probe.data());
     }
 
+    // Each layer has tensors of its own: a block count past the file's tensors is not a model, and
+    // would size the layers from one metadata word (a 277 KB file with block_count 2^24 held
+    // 1.4 GB of empty layers before its first missing tensor).
+    const std::size_t n_tensors = file.tensors().size();
+    if (static_cast<std::uint64_t>(c.n_layer) > n_tensors) {
+        fail(file.name() + ": metadata key '" + c.architecture + ".block_count' is " + std::to_string(c.n_layer) +
+             ", more layers than the file has tensors (" + std::to_string(n_tensors) + ")");
+    }
     w.layers.resize(static_cast<std::size_t>(c.n_layer));
     for (std::int64_t il = 0; il < c.n_layer; ++il) {
         w.layers[static_cast<std::size_t>(il)] = load_layer(f, c, il);

@@ -130,3 +130,13 @@ TEST_CASE("arch tables: a missing required tensor names the file and the tensor"
     CHECK_THROWS_WITH(ember::model::ModelWeights::from_gguf(file, ModelConfig::from_gguf(file)),
                       Catch::Contains("blk.0.attn_q.weight"));
 }
+
+TEST_CASE("arch tables: a block count past the file's tensors is an error before any layer", "[arch][config]") {
+    EMBER_REQUIRE_SHARED("models/arch/stories260K-qwen2.gguf");
+    // Found by fuzzing: block_count 2^24 in a small file sized 1.4 GB of layers first.
+    const auto file = rewritten(open_arch("qwen2"), "", [](ember::gguf::Writer& w) { w.set_u32("qwen2.block_count", 100000); });
+    const auto c = ModelConfig::from_gguf(file);
+    CHECK_THROWS_WITH(ember::model::ModelWeights::from_gguf(file, c),
+                      Catch::Contains("edited-stories260K-qwen2") && Catch::Contains("'qwen2.block_count' is 100000") &&
+                          Catch::Contains("tensors"));
+}
