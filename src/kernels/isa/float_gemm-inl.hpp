@@ -214,11 +214,11 @@ inline void sweep_k_blocks(std::int64_t n, const void* wv, std::size_t ws, std::
 
 /// Row tiles outside, token tiles inside, each tile over the whole row: a tile's R weight rows
 /// (up to kRowsInL1 bytes, half of a 32 KiB L1) stay in L1 across all of the block's token
-/// tiles, and only the activations come from L2. Taken for 2-byte activations (BF16), whose
-/// re-reads per row tile cost less than the weights' re-reads per token tile in
-/// sweep_k_blocks. One thread, 4-row tiles of 2048 columns (`bench_float_gemm 1 3 512`, three
-/// interleaved rounds, GFLOP/s): BF16 5632x2048 210 / 212 / 227 -> 257 / 236 / 244, 2048x2048
-/// 262 / 263 / 234 -> 281 / 261 / 288. F16, with f32 activations, ran no faster so (-2%).
+/// tiles, and the activations come from L2 (sweep_k_blocks keeps those in L1 and reads the
+/// rows from L2 again for each token tile). Taken for 2-byte activations (BF16). One thread,
+/// 4-row tiles of 2048 columns (`bench_float_gemm 1 3 512`, three interleaved rounds, GFLOP/s):
+/// BF16 5632x2048 210 / 212 / 227 -> 257 / 236 / 244, 2048x2048 262 / 263 / 234 -> 281 / 261 /
+/// 288. Slower with rows of 3072 or 4096 columns; F16, with f32 activations, no faster (-2%).
 constexpr std::size_t kRowsInL1 = std::size_t{16} << 10;
 template <class Micro, int R, int T>
 inline void sweep_rows_outer(std::int64_t n, const void* wv, std::size_t ws, std::int64_t n_w, const void* av,
@@ -245,7 +245,8 @@ struct FloatTileShape {
 };
 
 /// The float TileFn: decode-sized batches (1-2 tokens) in 8-row tiles, larger ones in
-/// kRows x kToks tiles (sweep_tiles handles the edges).
+/// kRows x kToks tiles, rows outside where they fit L1 (BF16), else in K blocks (sweep_tiles
+/// handles the edges).
 template <class Micro, class A>
 inline void float_tile(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a,
                        std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {
