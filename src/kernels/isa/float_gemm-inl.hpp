@@ -212,28 +212,15 @@ inline void sweep_k_blocks(std::int64_t n, const void* wv, std::size_t ws, std::
     }
 }
 
-/// Row tiles outside, token tiles inside, each tile over the whole row: a tile's R weight rows
-/// (up to kRowsInL1 bytes, half of a 32 KiB L1) stay in L1 across all of the block's token
-/// tiles, and the activations come from L2 (sweep_k_blocks keeps those in L1 and reads the
-/// rows from L2 again for each token tile). Taken for 2-byte activations (BF16). One thread,
-/// 4-row tiles of 2048 columns (`bench_float_gemm 1 3 512`, three interleaved rounds, GFLOP/s):
-/// BF16 5632x2048 210 / 212 / 227 -> 257 / 236 / 244, 2048x2048 262 / 263 / 234 -> 281 / 261 /
-/// 288. Slower with rows of 3072 or 4096 columns; F16, with f32 activations, no faster (-2%).
+/// BF16 prefill sweeps rows outside and tokens inside (sweep_tiles' kRowsOuter) where a tile's R
+/// weight rows fit in kRowsInL1 bytes, half of a 32 KiB L1: the rows stay in L1 across all of the
+/// block's token tiles and the activations come from L2 (sweep_k_blocks keeps those in L1 and
+/// reads the rows from L2 again for each token tile). Taken for 2-byte activations (BF16). One
+/// thread, 4-row tiles of 2048 columns (`bench_float_gemm 1 3 512`, three interleaved rounds,
+/// GFLOP/s): BF16 5632x2048 210 / 212 / 227 -> 257 / 236 / 244, 2048x2048 262 / 263 / 234 ->
+/// 281 / 261 / 288. Slower with rows of 3072 or 4096 columns; F16, with f32 activations, no
+/// faster (-2%).
 constexpr std::size_t kRowsInL1 = std::size_t{16} << 10;
-template <class Micro, int R, int T>
-inline void sweep_rows_outer(std::int64_t n, const void* wv, std::size_t ws, std::int64_t n_w, const void* av,
-                             std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {
-    const auto* w = static_cast<const std::uint8_t*>(wv);
-    const auto* a = static_cast<const std::uint8_t*>(av);
-    const std::int64_t t_full = n_a / T * T, r_full = n_w / R * R;
-    for (std::int64_t r = 0; r < r_full; r += R) {
-        for (std::int64_t t = 0; t < t_full; t += T) {
-            Micro::template run<R, T>(n, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
-        }
-        run_rest<Micro, R, T>(n_a - t_full, n, w + r * ws, ws, a + t_full * as, as, y + t_full * ldy + r, ldy);
-    }
-    sweep_tiles<Micro, R, T>(n, w + r_full * ws, ws, n_w - r_full, a, as, n_a, y + r_full, ldy);
-}
 
 /// Tile shapes per register file: R x T accumulators plus R weight chunks and one activation
 /// chunk must fit in the vector registers (32 on AVX-512 and NEON, 16 on AVX2).
@@ -256,7 +243,7 @@ inline void float_tile(std::int64_t n, const void* w, std::size_t ws, std::int64
     } else if (n_a == 2) {
         sweep_tiles<Micro, 8, 2>(n, w, ws, n_w, a, as, n_a, y, ldy);
     } else if (Micro::kActBytes == 2 && static_cast<std::size_t>(n) * S::kRows * Micro::kWeightBytes <= kRowsInL1) {
-        sweep_rows_outer<Micro, S::kRows, S::kToks>(n, w, ws, n_w, a, as, n_a, y, ldy);
+        sweep_tiles<Micro, S::kRows, S::kToks, true>(n, w, ws, n_w, a, as, n_a, y, ldy);
     } else {
         sweep_k_blocks<Micro, S::kRows, S::kToks>(n, w, ws, n_w, a, as, n_a, y, ldy);
     }

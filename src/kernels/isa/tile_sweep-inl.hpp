@@ -24,20 +24,31 @@ inline void run_rest(std::int64_t n, std::int64_t nb, const std::uint8_t* w, std
 /// Token tiles outside, row tiles inside: a tile's T activation rows stay in cache while the
 /// block's weight rows pass by (the other order re-read the activations per row tile: with
 /// 5632-wide rows, 64 tokens of F32 activations outgrow L2, and F32/F16 GEMM ran 30-50% slower).
-template <class Micro, int R, int T>
+/// kRowsOuter swaps the order, for rows small enough to stay in L1 while the tokens pass by
+/// (float_tile's BF16 rows).
+template <class Micro, int R, int T, bool kRowsOuter = false>
 inline void sweep_tiles(std::int64_t nb, const void* wv, std::size_t ws, std::int64_t n_w,
                         const void* av, std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {
     const auto* w = static_cast<const std::uint8_t*>(wv);
     const auto* a = static_cast<const std::uint8_t*>(av);
     const std::int64_t t_full = n_a / T * T;
     const std::int64_t r_full = n_w / R * R;
-    for (std::int64_t t = 0; t < t_full; t += T) {
+    if constexpr (kRowsOuter) {
         for (std::int64_t r = 0; r < r_full; r += R) {
-            Micro::template run<R, T>(nb, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
+            for (std::int64_t t = 0; t < t_full; t += T) {
+                Micro::template run<R, T>(nb, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
+            }
+            run_rest<Micro, R, T>(n_a - t_full, nb, w + r * ws, ws, a + t_full * as, as, y + t_full * ldy + r, ldy);
         }
-    }
-    for (std::int64_t r = 0; r < r_full; r += R) {
-        run_rest<Micro, R, T>(n_a - t_full, nb, w + r * ws, ws, a + t_full * as, as, y + t_full * ldy + r, ldy);
+    } else {
+        for (std::int64_t t = 0; t < t_full; t += T) {
+            for (std::int64_t r = 0; r < r_full; r += R) {
+                Micro::template run<R, T>(nb, w + r * ws, ws, a + t * as, as, y + t * ldy + r, ldy);
+            }
+        }
+        for (std::int64_t r = 0; r < r_full; r += R) {
+            run_rest<Micro, R, T>(n_a - t_full, nb, w + r * ws, ws, a + t_full * as, as, y + t_full * ldy + r, ldy);
+        }
     }
     std::int64_t r = r_full;
     for (; r < n_w; ++r) {
