@@ -1,10 +1,12 @@
 // Model::estimate_memory: weights, KV cache per token and session buffers from the GGUF header.
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "api/model_impl.hpp"
 #include "ember/session.hpp"
 #include "runtime/fail.hpp"
+#include "runtime/memory.hpp"
 #include "runtime/parallel.hpp"
 
 namespace ember {
@@ -33,8 +35,14 @@ MemoryEstimate estimate(const gguf::File& file, const model::ModelConfig& c, std
                                                             n_threads) +
                       (n_vocab + 2 * c.n_rot()) * 4 + n_ctx * 4 +  // logits, RoPE, tokens
                       65536;  // the session object, its text stream, small vectors
-    e.session_bytes = e.kv_bytes_per_token_f32 * n_ctx + e.scratch_bytes;
-    e.total_bytes = e.weight_bytes + e.session_bytes;
+    // Saturating at INT64_MAX: the header is not trusted, and its largest dimensions times a
+    // large context pass 2^63 (2^24 layers of 2^24-wide keys: 2^51 bytes a token).
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
+    const auto clamped = [](std::uint64_t v) {
+        return static_cast<std::int64_t>(std::min<std::uint64_t>(v, std::numeric_limits<std::int64_t>::max()));
+    };
+    e.session_bytes = clamped(saturating_add(saturating_mul(u(e.kv_bytes_per_token_f32), u(n_ctx)), u(e.scratch_bytes)));
+    e.total_bytes = clamped(saturating_add(u(e.weight_bytes), u(e.session_bytes)));
     return e;
 }
 

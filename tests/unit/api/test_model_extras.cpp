@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -117,6 +119,27 @@ TEST_CASE("memory estimate: from the header, an upper bound of what a session al
     }
     CHECK_THROWS_WITH(ember::Model::estimate_memory("/nonexistent.gguf"), Catch::Contains("/nonexistent.gguf"));
     CHECK_THROWS_AS(ember::Model::estimate_memory(path, {.batch = 0}), ember::Error);
+}
+
+TEST_CASE("memory estimate: a hostile header's sizes saturate instead of overflowing", "[api][memory]") {
+    EMBER_REQUIRE_SHARED(kStories);
+    // 2^24 layers of 2^24-wide keys and values (the keys' upper bounds): 2^51 bytes a token, so a
+    // context of 2^30 tokens passes 2^63.
+    const auto file = ember::gguf::File::open(ember_test::shared_file(kStories).string());
+    ember::gguf::Writer w;
+    w.copy_metadata(file);
+    w.set_u32("llama.block_count", 1u << 24);
+    w.set_u32("llama.embedding_length", 1u << 24);
+    w.set_u32("llama.attention.head_count", 1u << 12);
+    w.set_u32("llama.attention.head_count_kv", 1u << 12);
+    w.set_u32("llama.rope.dimension_count", 1u << 12);
+    const std::string path = (std::filesystem::temp_directory_path() / "ember-estimate-overflow.gguf").string();
+    w.write_to_file(path);
+    const ember::MemoryEstimate e = ember::Model::estimate_memory(path, {.context = 1 << 30});
+    std::filesystem::remove(path);
+    CHECK(e.kv_bytes_per_token_f32 == std::int64_t{1} << 51);
+    CHECK(e.session_bytes == std::numeric_limits<std::int64_t>::max());
+    CHECK(e.total_bytes == std::numeric_limits<std::int64_t>::max());
 }
 
 TEST_CASE("session: progress during prefill and TTFT of every prefill", "[api][metrics]") {
