@@ -37,7 +37,7 @@ MemoryEstimate estimate(const gguf::File& file, const model::ModelConfig& c, std
                       65536;  // the session object, its text stream, small vectors
     // Saturating at INT64_MAX: the header is not trusted, and its largest dimensions times a
     // large context pass 2^63 (2^24 layers of 2^24-wide keys: 2^51 bytes a token).
-    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
+    const auto u = size_or_zero;
     const auto clamped = [](std::uint64_t v) {
         return static_cast<std::int64_t>(std::min<std::uint64_t>(v, std::numeric_limits<std::int64_t>::max()));
     };

@@ -22,7 +22,7 @@ struct SessionBytes {
 // the token and logit buffers. Saturating arithmetic: the options are not trusted yet.
 SessionBytes session_bytes(const model::ModelConfig& c, int n_ctx, int n_batch, std::int64_t n_pinned,
                            KvType kv_type, int n_logit_rows, int n_threads) {
-    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
+    const auto u = size_or_zero;
     const std::uint64_t f = sizeof(float), ctx = u(n_ctx), batch = u(n_batch);
     SessionBytes b;
     b.kv = model::KvCache::bytes_needed(c, n_ctx, n_batch, n_pinned, kv_type);

@@ -36,5 +36,7 @@ constexpr std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) noexcep
 constexpr std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
+/// v as a size for saturating_mul/add: negative values (unchecked options) count as 0.
+constexpr std::uint64_t size_or_zero(std::int64_t v) noexcept { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
 
 }  // namespace ember
