@@ -19,7 +19,7 @@ namespace {
 struct Bf16DpMicro : SpanMicro<Bf16DpMicro> {
     using Acc = __m512;
     static constexpr std::int64_t kStep = 32;
-    static constexpr std::size_t kWeightBytes = 2, kActBytes = 2;
+    static constexpr std::size_t kWeightBytes = 2;
     static Acc zero() { return _mm512_setzero_ps(); }
 
     template <int R, int T>

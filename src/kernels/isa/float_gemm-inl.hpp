@@ -127,7 +127,6 @@ struct FloatMicro : SpanMicro<FloatMicro<A, W, X>> {
     using Acc = FB<A>;
     static constexpr std::int64_t kStep = kLanes<A>;
     static constexpr std::size_t kWeightBytes = sizeof(typename W::Elem);
-    static constexpr std::size_t kActBytes = sizeof(typename X::Elem);
     static Acc zero() { return Acc(0.0f); }
 
     template <int R, int T>
@@ -212,14 +211,15 @@ inline void sweep_k_blocks(std::int64_t n, const void* wv, std::size_t ws, std::
     }
 }
 
-/// BF16 prefill sweeps rows outside and tokens inside (sweep_tiles' kRowsOuter) where a tile's R
-/// weight rows fit in kRowsInL1 bytes, half of a 32 KiB L1: the rows stay in L1 across all of the
-/// block's token tiles and the activations come from L2 (sweep_k_blocks keeps those in L1 and
-/// reads the rows from L2 again for each token tile). Taken for 2-byte activations (BF16). One
+/// Prefill of 2-byte weights (BF16, F16) sweeps rows outside and tokens inside (sweep_tiles'
+/// kRowsOuter) where a tile's R weight rows fit in kRowsInL1 bytes, half of a 32 KiB L1: the rows
+/// stay in L1 across all of the block's token tiles and the activations come from L2
+/// (sweep_k_blocks keeps those in L1 and reads the rows from L2 again for each token tile). One
 /// thread, 4-row tiles of 2048 columns (`bench_float_gemm 1 3 512`, three interleaved rounds,
 /// GFLOP/s): BF16 5632x2048 210 / 212 / 227 -> 257 / 236 / 244, 2048x2048 262 / 263 / 234 ->
-/// 281 / 261 / 288. Slower with rows of 3072 or 4096 columns; F16, with f32 activations, no
-/// faster (-2%).
+/// 281 / 261 / 288. Slower with rows of 3072 or 4096 columns. F16 (f32 activations, twice the
+/// bytes from L2), TinyLlama on the Zen 5 VM: 22 of 24 interleaved rounds won (pp64 to pp512, one
+/// and two threads), about +3% (0 to 6% by sitting); AVX2 even (docs/performance.md).
 constexpr std::size_t kRowsInL1 = std::size_t{16} << 10;
 
 /// Tile shapes per register file: R x T accumulators plus R weight chunks and one activation
@@ -232,8 +232,8 @@ struct FloatTileShape {
 };
 
 /// The float TileFn: decode-sized batches (1-2 tokens) in 8-row tiles, larger ones in
-/// kRows x kToks tiles, rows outside where they fit L1 (BF16), else in K blocks (sweep_tiles
-/// handles the edges).
+/// kRows x kToks tiles, rows outside where they fit L1 (BF16, F16), else in K blocks
+/// (sweep_tiles handles the edges).
 template <class Micro, class A>
 inline void float_tile(std::int64_t n, const void* w, std::size_t ws, std::int64_t n_w, const void* a,
                        std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {
@@ -242,7 +242,7 @@ inline void float_tile(std::int64_t n, const void* w, std::size_t ws, std::int64
         sweep_tiles<Micro, 8, 1>(n, w, ws, n_w, a, as, n_a, y, ldy);
     } else if (n_a == 2) {
         sweep_tiles<Micro, 8, 2>(n, w, ws, n_w, a, as, n_a, y, ldy);
-    } else if (Micro::kActBytes == 2 && static_cast<std::size_t>(n) * S::kRows * Micro::kWeightBytes <= kRowsInL1) {
+    } else if (Micro::kWeightBytes == 2 && static_cast<std::size_t>(n) * S::kRows * Micro::kWeightBytes <= kRowsInL1) {
         sweep_tiles<Micro, S::kRows, S::kToks, true>(n, w, ws, n_w, a, as, n_a, y, ldy);
     } else {
         sweep_k_blocks<Micro, S::kRows, S::kToks>(n, w, ws, n_w, a, as, n_a, y, ldy);

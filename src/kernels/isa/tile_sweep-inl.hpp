@@ -25,7 +25,7 @@ inline void run_rest(std::int64_t n, std::int64_t nb, const std::uint8_t* w, std
 /// block's weight rows pass by (the other order re-read the activations per row tile: with
 /// 5632-wide rows, 64 tokens of F32 activations outgrow L2, and F32/F16 GEMM ran 30-50% slower).
 /// kRowsOuter swaps the order, for rows small enough to stay in L1 while the tokens pass by
-/// (float_tile's BF16 rows).
+/// (float_tile's BF16 and F16 rows).
 template <class Micro, int R, int T, bool kRowsOuter = false>
 inline void sweep_tiles(std::int64_t nb, const void* wv, std::size_t ws, std::int64_t n_w,
                         const void* av, std::size_t as, std::int64_t n_a, float* y, std::int64_t ldy) {

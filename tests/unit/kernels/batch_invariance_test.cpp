@@ -61,9 +61,9 @@ TEST_CASE("matmul: each row's result is bitwise independent of the batch and the
         const bool kq = t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
         const bool plain = t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
         // 2100: float rows of 3 K blocks (sweep_k_blocks' 1024 elements), a vector tail; BF16
-        // also 1000, whose row tiles fit in L1 (swept rows outside)
+        // and F16 also 1000, whose row tiles fit in L1 (swept rows outside)
         std::vector<std::int64_t> widths{kq ? 512 : plain ? 2100 : 96};
-        if (t == TensorType::BF16) widths.push_back(1000);
+        if (t == TensorType::BF16 || t == TensorType::F16) widths.push_back(1000);
         for (const std::int64_t n : widths) {
             CAPTURE(n);
             const TypedWeights wts = make_weights(t, n_rows, n);
