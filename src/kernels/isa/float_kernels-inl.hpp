@@ -339,16 +339,20 @@ inline FB<A> key_dim(const std::uint8_t* grid, std::int64_t at, std::int64_t blo
 }
 
 /// Keys [at, at + n) of a key grid of `block` positions, the first of them key t of the scores.
+/// `ahead`: dim 0 of the keys a few pages on that score_tiles prefetches dim by dim as it goes
+/// (dim d at ahead + d * block elements; the tile's own keys where there are none).
 struct KeyTile {
     const std::uint8_t* grid;
     std::int64_t at, block, n, t;
+    const std::uint8_t* ahead;
 };
 
 /// Scores of NQ queries against NT tiles of keys (kFull: of lanes keys each, else one of n <=
 /// lanes): scale * dot(q_j, K[u]) at dst + j * dst_stride + tile.t + u, the queries transposed
 /// (qT[d * NQ + j]). Each dot is one chain of FMAs over the dims from 0 in its own lane: the same
 /// bits for any NQ, NT, tiling and ISA. Two tiles give twice the independent chains, enough to
-/// cover the FMA's latency. Not inlined: on its own GCC 12 keeps every accumulator in a register.
+/// cover the FMA's latency. Each dim's step also prefetches that dim of each tile's `ahead` keys.
+/// Not inlined: on its own GCC 12 keeps every accumulator in a register.
 template <class A, int T, int NQ, int NT, bool kFull>
 [[gnu::noinline]] void score_tiles(const float* qT, const KeyTile* tiles, std::int64_t hd, float scale, float* dst,
                                    std::int64_t dst_stride) {
@@ -356,13 +360,19 @@ template <class A, int T, int NQ, int NT, bool kFull>
     constexpr std::int64_t L = kLanes<A>;
     const std::int64_t n = kFull ? L : tiles[0].n;
     const std::uint8_t* grid[NT];
+    const std::uint8_t* ahead[NT];
     std::int64_t at[NT], block[NT];
+    std::size_t dim_bytes[NT];
 #pragma GCC unroll 2
     for (int tt = 0; tt < NT; ++tt) {
         grid[tt] = tiles[tt].grid;
         at[tt] = tiles[tt].at;
         block[tt] = tiles[tt].block;
+        ahead[tt] = tiles[tt].ahead;
+        dim_bytes[tt] = static_cast<std::size_t>(block[tt]) * kGridElement<T>;
     }
+    // Dims whose rows share a line (F16 and Q8_0 pages of 16 positions) prefetch it once.
+    const std::int64_t same_line = dim_bytes[0] < 64 && 64 % dim_bytes[0] == 0 ? static_cast<std::int64_t>(64 / dim_bytes[0]) - 1 : 0;
     FB<A> acc[NT][NQ];
 #pragma GCC unroll 2
     for (int tt = 0; tt < NT; ++tt) {
@@ -374,7 +384,10 @@ template <class A, int T, int NQ, int NT, bool kFull>
         for (std::int64_t d = d0; d < d1; ++d) {
             FB<A> k[NT];
 #pragma GCC unroll 2
-            for (int tt = 0; tt < NT; ++tt) k[tt] = key_dim<A, T>(grid[tt], at[tt], block[tt], d, n, sc[tt]);
+            for (int tt = 0; tt < NT; ++tt) {
+                if ((d & same_line) == 0) prefetch_line(ahead[tt] + static_cast<std::size_t>(d) * dim_bytes[tt]);
+                k[tt] = key_dim<A, T>(grid[tt], at[tt], block[tt], d, n, sc[tt]);
+            }
 #pragma GCC unroll 8
             for (int j = 0; j < NQ; ++j) {
                 const FB<A> qd(qT[d * NQ + j]);
@@ -435,10 +448,14 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     for (std::int64_t d = 0; d < hd; ++d) {
         for (int j = 0; j < NQ; ++j) qT[d * NQ + j] = q[j * hd + d];
     }
-    // What is read kAhead runs (pages) on is prefetched while a run is computed, and the first
-    // line of the run after those primes its page (prefetch_lines).
+    // The keys kAhead runs (pages) on are prefetched while a run is computed: each tile's dims
+    // one per step of its FMAs (score_tiles), from the same place in that run. Prefetching a
+    // run's lines all at once, as the values do, stalled the FMAs on the full miss buffers: the
+    // decode score pass at depth 4096 read 25 GB/s that way, 45 spread. The first line of the
+    // run after those primes its page (prefetch_lines).
     constexpr int kAhead = 2;
     constexpr std::size_t kElement = kGridElement<T>;
+    const auto key_at = [&](const KvRun& r, std::int64_t u) { return r.k + grid_at(0, r.k_first + u, r.k_block, kElement); };
     const auto prefetch_keys = [&](const KvRun& r) {  // dims whose rows share lines: the grid's span
         const auto at = [&](std::int64_t d, std::int64_t u) { return r.k + grid_at(d, r.k_first + u, r.k_block, kElement); };
         if (static_cast<std::size_t>(r.k_block) * kElement <= 64) {
@@ -446,23 +463,29 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
         } else {
             for (std::int64_t d = 0; d < hd; ++d) prefetch_lines(at(d, 0), at(d, r.n));
         }
+    };
+    const auto prefetch_scales = [&](const KvRun& r) {  // Q8_0's block scales, after the quants
         if constexpr (T == 2) {
             prefetch_lines(r.k + grid_scale_at(hd, 0, r.k_first, r.k_block), r.k + grid_scale_at(hd, hd - 1, r.k_first + r.n, r.k_block));
         }
     };
-    const auto prime_keys = [&](const KvRun& r) { prefetch_line(r.k + grid_at(0, r.k_first, r.k_block, kElement)); };
     KeyTile pending[2];
     int n_pending = 0;
     std::int64_t ri = 0, t0 = 0;
     for (; ri < n_runs && t0 + runs[ri].n <= t_lo; ++ri) t0 += runs[ri].n;  // runs before the span
-    for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) prefetch_keys(runs[i]);
+    for (std::int64_t i = ri + 1; i < ri + kAhead && i < n_runs; ++i) {
+        prefetch_keys(runs[i]);
+        prefetch_scales(runs[i]);
+    }
     for (; ri < n_runs && t0 < t_hi; t0 += runs[ri++].n) {
-        if (ri + kAhead < n_runs) prefetch_keys(runs[ri + kAhead]);
-        if (ri + kAhead + 1 < n_runs) prime_keys(runs[ri + kAhead + 1]);
+        const KvRun* later = ri + kAhead < n_runs ? &runs[ri + kAhead] : nullptr;
+        if (later != nullptr) prefetch_scales(*later);
+        if (ri + kAhead + 1 < n_runs) prefetch_line(key_at(runs[ri + kAhead + 1], 0));
         const KvRun& run = runs[ri];
         const std::int64_t u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
         for (std::int64_t u = t_lo > t0 ? t_lo - t0 : 0; u < u_hi; u += L) {
-            const KeyTile tile{run.k, run.k_first + u, run.k_block, u_hi - u < L ? u_hi - u : L, t0 + u};
+            const KeyTile tile{run.k, run.k_first + u, run.k_block, u_hi - u < L ? u_hi - u : L, t0 + u,
+                               later != nullptr && u < later->n && later->k_block == run.k_block ? key_at(*later, u) : key_at(run, u)};
             if (tile.n < L) {
                 score_tiles<A, T, NQ, 1, false>(qT, &tile, hd, scale, dst, dst_stride);
             } else if (!kPairs) {
