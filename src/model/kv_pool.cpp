@@ -20,6 +20,9 @@ KvPool::KvPool(const ModelConfig& config, KvPoolOptions o)
     }
     row_bytes_ = kv_row_bytes(type_, config.n_embd_kv(), config.head_dim);  // throws for unfit types
     head_bytes_ = kv_row_bytes(type_, config.head_dim, config.head_dim);
+    EMBER_ASSERT(row_bytes_ == head_bytes_ * static_cast<std::size_t>(config.n_head_kv));
+    page_head_bytes_ = head_bytes_ * static_cast<std::size_t>(block_);
+    plane_bytes_ = page_head_bytes_ * static_cast<std::size_t>(n_pages_);
     const std::size_t bytes = row_bytes_ * static_cast<std::size_t>(block_) * static_cast<std::size_t>(n_pages_);
     // In huge pages (touched as positions fill): a decode step reads every cached row of every
     // layer, and in 4 KiB pages each few keys of a head cost a TLB miss.
@@ -38,9 +41,10 @@ void KvPool::copy_page(std::int32_t from, std::int32_t to) noexcept { copy_page_
 
 void KvPool::copy_page_from(const KvPool& src, std::int32_t from, std::int32_t to) noexcept {
     EMBER_ASSERT(src.row_bytes_ == row_bytes_ && src.block_ == block_ && src.type_ == type_);
-    const std::size_t bytes = row_bytes_ * static_cast<std::size_t>(block_);
-    std::memcpy(k_.get() + offset(to, 0), src.k_.get() + src.offset(from, 0), bytes);
-    std::memcpy(v_.get() + offset(to, 0), src.v_.get() + src.offset(from, 0), bytes);
+    for (std::int64_t h = 0; h < config_->n_head_kv; ++h) {
+        std::memcpy(k_.get() + key_offset(to, h), src.k_.get() + src.key_offset(from, h), page_head_bytes_);
+        std::memcpy(v_.get() + key_offset(to, h), src.v_.get() + src.key_offset(from, h), page_head_bytes_);
+    }
 }
 
 std::int32_t KvPool::take() {

@@ -4,7 +4,9 @@
 // A page holds the keys and values of `block` consecutive positions of ONE layer in the pool's
 // KvType, both head by head: each head's keys as a grid [dim][position] (model/kv_type.hpp),
 // each head's values as `block` rows of head_dim ([position][dim]), so that attention, which
-// reads one head at a time, streams each head's part of a page in one piece. A sequence
+// reads one head at a time, streams each head's part of a page in one piece. The pool keeps
+// each head's parts of all pages together (a plane of keys and one of values per head, in page
+// order), so a sequence's pages of one head lie closer together than whole pages would. A sequence
 // (model/kv_cache.hpp) has, per layer, a table of pages: position p of layer l is row p % block
 // of page table[l][p / block]. Pages are taken as sequences grow, counted by reference (a page
 // may be shared by sequences with a common prefix and by the prefix cache) and copied before a
@@ -78,12 +80,12 @@ public:
     /// Shared pages copied before a write (copy-on-write), counted by KvCache since construction.
     std::int64_t copies() const noexcept { return copies_; }
     void count_copy() noexcept { ++copies_; }
-    /// A page's keys of head h: a grid of block() positions (model/kv_type.hpp); the page's
-    /// keys are its heads' grids in order (block() * row_bytes() bytes from k_grid(page, 0)).
+    /// A page's keys of head h: a grid of block() positions (model/kv_type.hpp), in head h's
+    /// plane of every page's grid (block() * head_bytes() bytes a page, in page order).
     std::uint8_t* k_grid(std::int32_t page, std::int64_t head) noexcept { return k_.get() + key_offset(page, head); }
     const std::uint8_t* k_grid(std::int32_t page, std::int64_t head) const noexcept { return k_.get() + key_offset(page, head); }
     /// Head h's values at a page's position `row` (head_bytes() bytes); a head's rows follow
-    /// each other, head_bytes() apart, and the page's values are its heads' blocks in order.
+    /// each other, head_bytes() apart, in head h's plane of every page's values.
     std::uint8_t* v(std::int32_t page, std::int64_t row, std::int64_t head) noexcept { return v_.get() + value_offset(page, row, head); }
     const std::uint8_t* v(std::int32_t page, std::int64_t row, std::int64_t head) const noexcept {
         return v_.get() + value_offset(page, row, head);
@@ -109,12 +111,9 @@ public:
 
 private:
     struct Node;
-    std::size_t offset(std::int32_t page, std::int64_t row) const noexcept {
-        return (static_cast<std::size_t>(page) * static_cast<std::size_t>(block_) +
-                static_cast<std::size_t>(row)) * row_bytes_;
-    }
+    // Head h's part of page p: plane h (every page's part of head h, in page order), then page p's.
     std::size_t key_offset(std::int32_t page, std::int64_t head) const noexcept {
-        return offset(page, 0) + static_cast<std::size_t>(head) * static_cast<std::size_t>(block_) * head_bytes_;
+        return static_cast<std::size_t>(head) * plane_bytes_ + static_cast<std::size_t>(page) * page_head_bytes_;
     }
     std::size_t value_offset(std::int32_t page, std::int64_t row, std::int64_t head) const noexcept {
         return key_offset(page, head) + static_cast<std::size_t>(row) * head_bytes_;
@@ -128,6 +127,8 @@ private:
     std::int64_t block_ = 16, n_pages_ = 0, n_layer_ = 0;
     KvType type_ = KvType::f32;
     std::size_t row_bytes_ = 0, head_bytes_ = 0;
+    std::size_t page_head_bytes_ = 0;  // block_ * head_bytes_: one head's part of a page
+    std::size_t plane_bytes_ = 0;      // n_pages_ * page_head_bytes_: one head's part of the pool
     bool prefix_cache_ = false;
     std::shared_ptr<std::uint8_t> k_, v_;
     std::vector<std::int32_t> refs_;
