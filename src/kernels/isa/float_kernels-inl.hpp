@@ -455,13 +455,15 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     // run after those primes its page (prefetch_lines).
     constexpr int kAhead = 2;
     constexpr std::size_t kElement = kGridElement<T>;
-    const auto key_at = [&](const KvRun& r, std::int64_t u) { return r.k + grid_at(0, r.k_first + u, r.k_block, kElement); };
+    // Where dim d of key u of run r lies.
+    const auto key_at = [&](const KvRun& r, std::int64_t u, std::int64_t d = 0) {
+        return r.k + grid_at(d, r.k_first + u, r.k_block, kElement);
+    };
     const auto prefetch_keys = [&](const KvRun& r) {  // dims whose rows share lines: the grid's span
-        const auto at = [&](std::int64_t d, std::int64_t u) { return r.k + grid_at(d, r.k_first + u, r.k_block, kElement); };
         if (static_cast<std::size_t>(r.k_block) * kElement <= 64) {
-            prefetch_lines(at(0, 0), at(hd - 1, r.n));
+            prefetch_lines(key_at(r, 0), key_at(r, r.n, hd - 1));
         } else {
-            for (std::int64_t d = 0; d < hd; ++d) prefetch_lines(at(d, 0), at(d, r.n));
+            for (std::int64_t d = 0; d < hd; ++d) prefetch_lines(key_at(r, 0, d), key_at(r, r.n, d));
         }
     };
     const auto prefetch_scales = [&](const KvRun& r) {  // Q8_0's block scales, after the quants
