@@ -1,6 +1,6 @@
 // Decode attention alone: one query row of TinyLlama's shape (32 query heads over 4 key/value
 // heads of 64) against `depth` cached positions in every one of 22 layers, paged as the KV cache
-// pages them (16 positions a page, head by head: keys as grids [dim][position], values as rows,
+// pages them (16 positions a page, head by head: keys as grids [dim][position], values as slabs,
 // model/kv_pool.hpp), for each KvType. Reports microseconds a token, the cache's bytes read per
 // second (against the median of five read passes before them) and GFLOP/s (4 per cached value:
 // the score's and the value's multiply-adds), streaming the layers back to back ("memory": from
@@ -55,8 +55,8 @@ Cache make_cache(KvType type, std::int64_t hd, std::int64_t depth) {
         }
         for (float& x : row) x = dist(rng);
         for (std::int64_t h = 0; h < kKvHeads; ++h) {
-            model::kv_store_row(type, &row[static_cast<std::size_t>(h * hd)],
-                                c.v.get() + page + static_cast<std::size_t>(h * kBlock + r % kBlock) * c.head_bytes, hd);
+            model::kv_store_value(type, &row[static_cast<std::size_t>(h * hd)],
+                                  c.v.get() + page + static_cast<std::size_t>(h * kBlock) * c.head_bytes, kBlock, r % kBlock, hd);
         }
     }
     return c;
@@ -111,7 +111,7 @@ double token_seconds(const Cache& c, std::int64_t depth, Pass pass, int n_thread
                 }
                 const std::int64_t group = kHeads / kKvHeads;
                 const kernels::AttendQueries qs{q + h * group * c.hd, out + h * group * c.hd, 1, group, kHeads * c.hd, &depth};
-                fn(qs, c.hd, r, n_pages, c.head_bytes, 0.125f, 0.0f, &scratch[static_cast<std::size_t>(worker * per_worker)]);
+                fn(qs, c.hd, r, n_pages, 0.125f, 0.0f, &scratch[static_cast<std::size_t>(worker * per_worker)]);
             }
         });
         seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

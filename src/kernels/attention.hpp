@@ -2,7 +2,8 @@
 // heads that share one key/value head (grouped-query attention). The cache is paged: the
 // positions come as runs of consecutive positions (one run per page, model/kv_cache.hpp), stored
 // as F32, F16 or Q8_0 and read in place: a run's keys in its page's key grid of this head
-// ([dim][position], model/kv_type.hpp), its values as rows. Per ISA and KvType through
+// ([dim][position]), its values in the page's value slabs ([slab][position][dim],
+// kernels/kv_grid.hpp). Per ISA and KvType through
 // FloatKernels::attend_f32 / _f16 / _q8_0.
 //
 // A block holds n_rows rows of one sequence (a prefill chunk; a decode step is a block of one
@@ -15,7 +16,7 @@
 //   p = softmax(s);  out_rj = sum_t p[t] * V[t]  (summed in key order)
 //
 // q_rj = q + r * stride + j * hd, out_rj = out + r * stride + j * hd. K[t] / V[t]: hd values of
-// one head; V rows row_bytes apart within a run, Q8_0 rows hd / 32 blocks (value = d * q). The
+// one head (Q8_0 values in blocks of 32, value = d * q). The
 // dot is one chain of FMAs over the dims in order from 0 (the key grid puts 16 positions in a
 // vector, so no sum across lanes): the same bits on every ISA and in the scalar twin. Softmax:
 // max-shifted exp, sum in float, out scaled by 1/sum. Every query's result depends only on its
@@ -27,14 +28,14 @@
 
 namespace ember::kernels {
 
-/// n consecutive positions of one head: K[t] is position k_first + t of the key grid at k (of
-/// k_block positions, model/kv_type.hpp), V[t] = v + t * row_bytes.
+/// n consecutive positions of one head: K[t] and V[t] are position first + t of the key grid at
+/// k and of the value slabs at v (pages of `block` positions, kernels/kv_grid.hpp).
 struct KvRun {
     const std::uint8_t* k;
     const std::uint8_t* v;
     std::int64_t n;
-    std::int64_t k_first;
-    std::int64_t k_block;
+    std::int64_t first;
+    std::int64_t block;
 };
 
 /// The queries of one block: n_rows rows of n_q heads (see above).
@@ -55,14 +56,14 @@ constexpr std::int64_t attend_scratch_floats(std::int64_t n_queries, std::int64_
 }
 
 using AttendFn = void (*)(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                          std::size_t row_bytes, float scale, float softcap, float* scratch);
+                          float scale, float softcap, float* scratch);
 
 /// One row's n_q heads (a block of one row): `scratch` holds attend_scratch_floats(n_q, n_pos, hd).
 inline void attend_row(AttendFn fn, const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs,
-                       std::int64_t n_runs, std::size_t row_bytes, std::int64_t n_pos, float scale, float softcap,
-                       float* out, float* scratch) {
+                       std::int64_t n_runs, std::int64_t n_pos, float scale, float softcap, float* out,
+                       float* scratch) {
     const AttendQueries queries{q, out, 1, n_q, n_q * hd, &n_pos};
-    fn(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+    fn(queries, hd, runs, n_runs, scale, softcap, scratch);
 }
 
 }  // namespace ember::kernels

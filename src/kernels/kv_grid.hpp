@@ -1,7 +1,14 @@
-// Where a key grid keeps its values (model/kv_type.hpp): a page's keys of one head as
-// [dim][position], `block` positions a dim, elements of `element` bytes (F32 4, F16 2, Q8_0's
-// int8 quants 1), and for Q8_0 the fp16 block scales after the hd * block quants as
-// [dim / 32][position]. The one definition the cache's accessors and the attention kernels share.
+// Where a page keeps one head's keys and values (model/kv_type.hpp). The one definition the
+// cache's accessors and the attention kernels share.
+//
+// Keys: a grid [dim][position], `block` positions a dim, elements of `element` bytes (F32 4, F16
+// 2, Q8_0's int8 quants 1), and for Q8_0 the fp16 block scales after the hd * block quants as
+// [dim / 32][position].
+//
+// Values: slabs [slab][position][value], each position's values [32 s, 32 s + 32) in slab s
+// (one Q8_0 block for Q8_0); a head whose hd is not a multiple of 32 (F32, F16 only) is one
+// slab, i.e. rows. Attention sums a head's values in passes of 32 or 64 of them (as many as
+// its accumulators hold), so a pass reads its slabs front to back rather than a part of each row.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +28,21 @@ constexpr std::size_t grid_at(std::int64_t d, std::int64_t u, std::int64_t block
 /// Byte offset of the Q8_0 scale of position u for the block (32 dims) that holds dim d.
 constexpr std::size_t grid_scale_at(std::int64_t hd, std::int64_t d, std::int64_t u, std::int64_t block) noexcept {
     return static_cast<std::size_t>(hd) * static_cast<std::size_t>(block) + grid_at(d / 32, u, block, 2);
+}
+
+/// Values a slab holds for a head of hd values.
+constexpr std::int64_t slab_values(std::int64_t hd) noexcept { return hd % 32 == 0 ? 32 : hd; }
+
+/// Bytes of one position's slab for the kernels' KV type codes (0 F32, 1 F16, 2 Q8_0: a block,
+/// its fp16 scale and 32 quants).
+template <int T>
+constexpr std::size_t slab_bytes(std::int64_t hd) noexcept {
+    return T == 2 ? 34 : static_cast<std::size_t>(slab_values(hd)) * kGridElement<T>;
+}
+
+/// Byte offset of slab s of position u, slabs of `bytes` bytes a position.
+constexpr std::size_t slab_at(std::int64_t s, std::int64_t u, std::int64_t block, std::size_t bytes) noexcept {
+    return (static_cast<std::size_t>(s) * static_cast<std::size_t>(block) + static_cast<std::size_t>(u)) * bytes;
 }
 
 }  // namespace ember::kernels

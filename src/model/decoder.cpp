@@ -313,13 +313,13 @@ void Decoder::attend(std::span<const BatchRow> rows, std::span<KvCache* const> c
             const KvPool& pool = cache.pool();
             std::int64_t n_runs = 0;
             cache.for_each_run(layer, first, last, [&](std::int32_t page, std::int64_t row, std::int64_t rows_n) {
-                runs[n_runs++] = {pool.k_grid(page, kvh), pool.v(page, row, kvh), rows_n, row, pool.block()};
+                runs[n_runs++] = {pool.k_grid(page, kvh), pool.v_slabs(page, kvh), rows_n, row, pool.block()};
             });
             EMBER_ASSERT(n_runs <= s.max_runs_);
             const std::int64_t h0 = kvh * group;
             const kernels::AttendQueries queries{&s.q_[sz(i0 * n_q + h0 * hd)], &s.xn_[sz(i0 * n_q + h0 * hd)], n_rows,
                                                  group, n_q, &s.n_pos_[sz(i0)], &s.start_[sz(i0)]};
-            fk.attend(pool.type())(queries, hd, runs, n_runs, pool.head_bytes(), scale, c_.attn_softcap, scratch);
+            fk.attend(pool.type())(queries, hd, runs, n_runs, scale, c_.attn_softcap, scratch);
         }
     });
 }

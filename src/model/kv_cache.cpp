@@ -221,7 +221,8 @@ bool KvCache::move_down(std::int64_t from, std::int64_t to, std::int64_t n) {
             for (std::int64_t h = 0; h < pool_->config().n_head_kv; ++h) {
                 kv_copy_key(type, pool_->k_grid(page(l, q + d), h), (q + d) % block_, pool_->k_grid(page(l, q), h),
                             q % block_, block_, hd);
-                std::memcpy(v(l, q, h), v(l, q + d, h), pool_->head_bytes());
+                kv_copy_value(type, pool_->v_slabs(page(l, q + d), h), (q + d) % block_, pool_->v_slabs(page(l, q), h),
+                              q % block_, block_, hd);
             }
         }
         const std::int64_t end_block = (end + block_ - 1) / block_;
@@ -237,7 +238,10 @@ bool KvCache::move_down(std::int64_t from, std::int64_t to, std::int64_t n) {
 void KvCache::store(std::int64_t layer, std::int64_t pos, const float* keys, const float* values) noexcept {
     store_keys(layer, pos, keys);
     const ModelConfig& c = pool_->config();
-    for (std::int64_t h = 0; h < c.n_head_kv; ++h) kv_store_row(pool_->type(), values + h * c.head_dim, v(layer, pos, h), c.head_dim);
+    const std::int32_t pg = page(layer, pos);
+    for (std::int64_t h = 0; h < c.n_head_kv; ++h) {
+        kv_store_value(pool_->type(), values + h * c.head_dim, pool_->v_slabs(pg, h), block_, pos % block_, c.head_dim);
+    }
 }
 
 void KvCache::store_keys(std::int64_t layer, std::int64_t pos, const float* keys) noexcept {
@@ -257,7 +261,9 @@ void KvCache::load_keys(std::int64_t layer, std::int64_t pos, float* keys) const
 
 void KvCache::load_values(std::int64_t layer, std::int64_t pos, float* values) const noexcept {
     const ModelConfig& c = pool_->config();
-    for (std::int64_t h = 0; h < c.n_head_kv; ++h) kv_load_row(pool_->type(), v(layer, pos, h), values + h * c.head_dim, c.head_dim);
+    for (std::int64_t h = 0; h < c.n_head_kv; ++h) {
+        kv_load_value(pool_->type(), pool_->v_slabs(page(layer, pos), h), block_, pos % block_, c.head_dim, values + h * c.head_dim);
+    }
 }
 
 KvCache KvCache::fork() const {

@@ -78,18 +78,11 @@ public:
     /// Reads a held position's keys / values back as n_embd_kv floats.
     void load_keys(std::int64_t layer, std::int64_t pos, float* keys) const noexcept;
     void load_values(std::int64_t layer, std::int64_t pos, float* values) const noexcept;
-    /// Head h's values at a held position (KvPool::head_bytes() bytes in the pool's KvType).
-    std::uint8_t* v(std::int64_t layer, std::int64_t pos, std::int64_t head) noexcept {
-        return pool_->v(page(layer, pos), pos % block_, head);
-    }
-    const std::uint8_t* v(std::int64_t layer, std::int64_t pos, std::int64_t head) const noexcept {
-        return pool_->v(page(layer, pos), pos % block_, head);
-    }
     /// The page of `layer` holding block `b` (-1: none).
     std::int32_t page_of(std::int64_t layer, std::int64_t b) const noexcept;
 
     /// Calls fn(page, row, n) for the runs of consecutive positions [first, last] of `layer` (all
-    /// held), in order: rows [row, row + n) of `page` (KvPool::k_grid, KvPool::v).
+    /// held), in order: rows [row, row + n) of `page` (KvPool::k_grid, KvPool::v_slabs).
     template <class Fn>
     void for_each_run(std::int64_t layer, std::int64_t first, std::int64_t last, Fn&& fn) const {
         for (std::int64_t p = first; p <= last;) {

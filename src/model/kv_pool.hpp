@@ -3,7 +3,7 @@
 //
 // A page holds the keys and values of `block` consecutive positions of ONE layer in the pool's
 // KvType, both head by head: each head's keys as a grid [dim][position] (model/kv_type.hpp),
-// each head's values as `block` rows of head_dim ([position][dim]), so that attention, which
+// each head's values as slabs of 32 dims ([slab][position][dim], kernels/kv_grid.hpp), so that attention, which
 // reads one head at a time, streams each head's part of a page in one piece. The pool keeps
 // each head's parts of all pages together (a plane of keys and one of values per head, in page
 // order), so a sequence's pages of one head lie closer together than whole pages would. A sequence
@@ -84,12 +84,10 @@ public:
     /// plane of every page's grid (block() * head_bytes() bytes a page, in page order).
     std::uint8_t* k_grid(std::int32_t page, std::int64_t head) noexcept { return k_.get() + key_offset(page, head); }
     const std::uint8_t* k_grid(std::int32_t page, std::int64_t head) const noexcept { return k_.get() + key_offset(page, head); }
-    /// Head h's values at a page's position `row` (head_bytes() bytes); a head's rows follow
-    /// each other, head_bytes() apart, in head h's plane of every page's values.
-    std::uint8_t* v(std::int32_t page, std::int64_t row, std::int64_t head) noexcept { return v_.get() + value_offset(page, row, head); }
-    const std::uint8_t* v(std::int32_t page, std::int64_t row, std::int64_t head) const noexcept {
-        return v_.get() + value_offset(page, row, head);
-    }
+    /// A page's values of head h: slabs of block() positions (model/kv_type.hpp), in head h's
+    /// plane of every page's values, as the keys.
+    std::uint8_t* v_slabs(std::int32_t page, std::int64_t head) noexcept { return v_.get() + key_offset(page, head); }
+    const std::uint8_t* v_slabs(std::int32_t page, std::int64_t head) const noexcept { return v_.get() + key_offset(page, head); }
     /// Copies page `from`'s keys and values to page `to`.
     void copy_page(std::int32_t from, std::int32_t to) noexcept;
     /// Copies page `from` of `src` (a pool of the same model, KvType and block) to page `to` of this pool.
@@ -114,9 +112,6 @@ private:
     // Head h's part of page p: plane h (every page's part of head h, in page order), then page p's.
     std::size_t key_offset(std::int32_t page, std::int64_t head) const noexcept {
         return static_cast<std::size_t>(head) * plane_bytes_ + static_cast<std::size_t>(page) * page_head_bytes_;
-    }
-    std::size_t value_offset(std::int32_t page, std::int64_t row, std::int64_t head) const noexcept {
-        return key_offset(page, head) + static_cast<std::size_t>(row) * head_bytes_;
     }
     bool evict_one();
     bool only_cached(const Node& node) const noexcept;

@@ -137,4 +137,39 @@ void kv_copy_key(KvType type, const std::uint8_t* src, std::int64_t su, std::uin
     }
 }
 
+namespace {
+
+// fn(s, first value, values, slab bytes) for each value slab of a head of hd values (Q8_0: hd
+// is a multiple of 32, checked where the pool is made).
+template <class Fn>
+void for_each_slab(KvType type, std::int64_t hd, Fn&& fn) noexcept {
+    const std::int64_t w = kernels::slab_values(hd);
+    const std::size_t bytes = type == KvType::q8_0 ? sizeof(kernels::BlockQ8_0)
+                                                   : static_cast<std::size_t>(w) * (type == KvType::f32 ? 4 : 2);
+    for (std::int64_t s = 0; s * w < hd; ++s) fn(s, s * w, w, bytes);
+}
+
+}  // namespace
+
+void kv_store_value(KvType type, const float* src, std::uint8_t* slabs, std::int64_t block, std::int64_t u,
+                    std::int64_t hd) noexcept {
+    for_each_slab(type, hd, [&](std::int64_t s, std::int64_t i, std::int64_t n, std::size_t bytes) {
+        kv_store_row(type, src + i, slabs + kernels::slab_at(s, u, block, bytes), n);
+    });
+}
+
+void kv_load_value(KvType type, const std::uint8_t* slabs, std::int64_t block, std::int64_t u, std::int64_t hd,
+                   float* dst) noexcept {
+    for_each_slab(type, hd, [&](std::int64_t s, std::int64_t i, std::int64_t n, std::size_t bytes) {
+        kv_load_row(type, slabs + kernels::slab_at(s, u, block, bytes), dst + i, n);
+    });
+}
+
+void kv_copy_value(KvType type, const std::uint8_t* src, std::int64_t su, std::uint8_t* dst, std::int64_t du,
+                   std::int64_t block, std::int64_t hd) noexcept {
+    for_each_slab(type, hd, [&](std::int64_t s, std::int64_t, std::int64_t, std::size_t bytes) {
+        std::memcpy(dst + kernels::slab_at(s, du, block, bytes), src + kernels::slab_at(s, su, block, bytes), bytes);
+    });
+}
+
 }  // namespace ember::model

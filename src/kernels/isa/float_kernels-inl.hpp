@@ -300,21 +300,21 @@ inline FB<A> broadcast_fp16(std::uint16_t h) {
     return FB<A>(fp16_to_fp32(h));
 }
 
-/// Bytes of a Q8_0 block of a value row: its fp16 scale, then 32 quants.
+/// Bytes of a Q8_0 block of values: its fp16 scale, then 32 quants.
 constexpr std::size_t kQ8Block = 2 + 32;
 
-/// Values [i, i + lanes) of one head's row stored as `T` (0: F32, 1: F16, 2: Q8_0), left of them
-/// in the row. A Q8_0 chunk never straddles two blocks (lanes divide 32).
+/// Values [i, i + lanes) of a position's value slab stored as `T` (0: F32, 1: F16, 2: Q8_0: one
+/// block), left of them in the slab. A Q8_0 chunk never straddles two blocks (lanes divide 32).
 template <class A, int T>
-inline FB<A> load_kv(const std::uint8_t* row, std::int64_t i, std::int64_t left) {
+inline FB<A> load_kv(const std::uint8_t* slab, std::int64_t i, std::int64_t left) {
     if constexpr (T == 0) {
-        return left >= kLanes<A> ? FB<A>::load_unaligned(reinterpret_cast<const float*>(row) + i)
-                                 : load_part<A>(reinterpret_cast<const float*>(row) + i, left);
+        return left >= kLanes<A> ? FB<A>::load_unaligned(reinterpret_cast<const float*>(slab) + i)
+                                 : load_part<A>(reinterpret_cast<const float*>(slab) + i, left);
     } else if constexpr (T == 1) {
-        return widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(row) + i, left);
+        return widen_fp16<A>(reinterpret_cast<const std::uint16_t*>(slab) + i, left);
     } else {
         static_assert(32 % kLanes<A> == 0, "a Q8_0 chunk must not straddle blocks");
-        const std::uint8_t* blk = row + static_cast<std::size_t>(i / 32) * kQ8Block;
+        const std::uint8_t* blk = slab + static_cast<std::size_t>(i / 32) * kQ8Block;
         std::uint16_t d;
         __builtin_memcpy(&d, blk, 2);
         return widen_i8<A>(reinterpret_cast<const std::int8_t*>(blk + 2 + i % 32), left) * broadcast_fp16<A>(d);
@@ -457,10 +457,10 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     constexpr std::size_t kElement = kGridElement<T>;
     // Where dim d of key u of run r lies.
     const auto key_at = [&](const KvRun& r, std::int64_t u, std::int64_t d = 0) {
-        return r.k + grid_at(d, r.k_first + u, r.k_block, kElement);
+        return r.k + grid_at(d, r.first + u, r.block, kElement);
     };
     const auto prefetch_keys = [&](const KvRun& r) {  // dims whose rows share lines: the grid's span
-        if (static_cast<std::size_t>(r.k_block) * kElement <= 64) {
+        if (static_cast<std::size_t>(r.block) * kElement <= 64) {
             prefetch_lines(key_at(r, 0), key_at(r, r.n, hd - 1));
         } else {
             for (std::int64_t d = 0; d < hd; ++d) prefetch_lines(key_at(r, 0, d), key_at(r, r.n, d));
@@ -468,7 +468,7 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
     };
     const auto prefetch_scales = [&](const KvRun& r) {  // Q8_0's block scales, after the quants
         if constexpr (T == 2) {
-            prefetch_lines(r.k + grid_scale_at(hd, 0, r.k_first, r.k_block), r.k + grid_scale_at(hd, hd - 1, r.k_first + r.n, r.k_block));
+            prefetch_lines(r.k + grid_scale_at(hd, 0, r.first, r.block), r.k + grid_scale_at(hd, hd - 1, r.first + r.n, r.block));
         }
     };
     KeyTile pending[2];
@@ -486,8 +486,8 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
         const KvRun& run = runs[ri];
         const std::int64_t u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
         for (std::int64_t u = t_lo > t0 ? t_lo - t0 : 0; u < u_hi; u += L) {
-            const KeyTile tile{run.k, run.k_first + u, run.k_block, u_hi - u < L ? u_hi - u : L, t0 + u,
-                               later != nullptr && u < later->n && later->k_block == run.k_block ? key_at(*later, u) : key_at(run, u)};
+            const KeyTile tile{run.k, run.first + u, run.block, u_hi - u < L ? u_hi - u : L, t0 + u,
+                               later != nullptr && u < later->n && later->block == run.block ? key_at(*later, u) : key_at(run, u)};
             if (tile.n < L) {
                 score_tiles<A, T, NQ, 1, false>(qT, &tile, hd, scale, dst, dst_stride);
             } else if (!kPairs) {
@@ -508,8 +508,8 @@ void score_span(const float* q, std::int64_t hd, const KvRun* runs, std::int64_t
 /// the partial sums at out) and where they end (out, as partial sums or scaled by inv).
 struct ValuePart {
     bool first, last;
-    bool prefetch;            // prefetch the rows' head parts (b0, b1) of runs ahead
-    std::size_t b0, b1;       // the bytes of a row's head part to prefetch
+    bool prefetch;            // prefetch value slabs [s0, s1) of runs ahead
+    std::int64_t s0, s1;
     std::int64_t run, key;    // a run at or before the one holding t_lo, and its first key
 };
 
@@ -519,24 +519,33 @@ struct ValuePart {
 /// is one FMA chain over the keys from 0, whatever NQ, CC and the runs: the same bits for a query
 /// alone or in a block. The accumulators stay in registers over [t_lo, t_hi), and each value is
 /// widened once per pass, as it is loaded; a longer span goes in parts (ValuePart) that carry
-/// the partial sums through out, which is exact. Not inlined, for the registers (as score_tiles).
+/// the partial sums through out, which is exact. A pass reads the slabs of its lanes (one, or
+/// two where CC * lanes = 64), each a run's positions one after another. Not inlined, for the
+/// registers (as score_tiles).
 template <class A, int T, int NQ, int CC>
 [[gnu::noinline]] void value_span(const float* p, std::int64_t p_stride, const KvRun* runs, std::int64_t n_runs,
-                                  std::size_t row_bytes, std::int64_t t_lo, std::int64_t t_hi, std::int64_t i0,
-                                  std::int64_t left, std::int64_t hd, const float* inv, float* out,
-                                  const ValuePart& part) {
+                                  std::int64_t t_lo, std::int64_t t_hi, std::int64_t i0, std::int64_t left,
+                                  std::int64_t hd, const float* inv, float* out, const ValuePart& part) {
     constexpr std::int64_t L = kLanes<A>;
     constexpr int NC = CC > 0 ? CC : 1;
-    constexpr int kAhead = 2;  // runs whose rows are prefetched ahead; the next one is primed (prefetch_lines)
+    constexpr int kAhead = 2;  // runs whose slabs are prefetched ahead; the next one is primed (prefetch_lines)
+    const std::int64_t w = slab_values(hd);
+    const std::size_t sb = slab_bytes<T>(hd);
+    // Where slab s of a run's position u0 lies.
+    const auto slab_span = [&](const KvRun& r, std::int64_t s, std::int64_t u0) { return r.v + slab_at(s, r.first + u0, r.block, sb); };
     const auto prefetch_run = [&](const KvRun& r) {
-        for (std::int64_t u = 0; u < r.n; ++u) {
-            const std::uint8_t* row = r.v + static_cast<std::size_t>(u) * row_bytes;
-            prefetch_lines(row + part.b0, row + part.b1);
-        }
+        for (std::int64_t s = part.s0; s < part.s1; ++s) prefetch_lines(slab_span(r, s, 0), slab_span(r, s, r.n));
     };
     const auto prime_run = [&](const KvRun& r) {
-        for (std::int64_t u = 0; u < r.n; ++u) prefetch_line(r.v + static_cast<std::size_t>(u) * row_bytes + part.b0);
+        for (std::int64_t s = part.s0; s < part.s1; ++s) prefetch_line(slab_span(r, s, 0));
     };
+    // Vector c's slab and its first value there.
+    std::int64_t slab_of[NC], at_of[NC];
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) {
+        slab_of[c] = (i0 + c * L) / w;
+        at_of[c] = (i0 + c * L) % w;
+    }
     FB<A> acc[NQ][NC];
 #pragma GCC unroll 8
     for (int j = 0; j < NQ; ++j) {
@@ -562,12 +571,15 @@ template <class A, int T, int NQ, int CC>
         if (part.prefetch && ri + kAhead < n_runs) prefetch_run(runs[ri + kAhead]);
         if (part.prefetch && ri + kAhead + 1 < n_runs) prime_run(runs[ri + kAhead + 1]);
         const std::int64_t u_lo = t_lo > t0 ? t_lo - t0 : 0, u_hi = t_hi - t0 < run.n ? t_hi - t0 : run.n;
-        const std::uint8_t* row = run.v + static_cast<std::size_t>(u_lo) * row_bytes;
+        std::size_t from_first[NC];  // vector c's slab of a position from slab 0's
+#pragma GCC unroll 8
+        for (int c = 0; c < NC; ++c) from_first[c] = slab_at(slab_of[c], 0, run.block, sb);
+        const std::uint8_t* at = slab_span(run, 0, u_lo);
         const float* pu = p + t0;
-        for (std::int64_t u = u_lo; u < u_hi; ++u, row += row_bytes) {
+        for (std::int64_t u = u_lo; u < u_hi; ++u, at += sb) {
 #pragma GCC unroll 8
             for (int c = 0; c < NC; ++c) {
-                const FB<A> v = load_kv<A, T>(row, i0 + c * L, CC > 0 ? L : left);
+                const FB<A> v = load_kv<A, T>(at + from_first[c], at_of[c], CC > 0 ? L : left);
 #pragma GCC unroll 8
                 for (int j = 0; j < NQ; ++j) acc[j][c] = xsimd::fma(FB<A>(pu[j * p_stride + u]), v, acc[j][c]);
             }
@@ -593,7 +605,7 @@ template <class A, int T, int NQ, int CC>
 /// value widened once for the group's FMAs; the arithmetic per query does not change.
 template <class A, int T, int C>
 inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                            std::size_t row_bytes, float scale, float softcap, float* scratch) {
+                            float scale, float softcap, float* scratch) {
     constexpr std::int64_t L = kLanes<A>;
     // Accumulator registers a group may hold (of 32 on AVX-512 and NEON, 16 on AVX2).
 #if defined(__aarch64__)
@@ -651,13 +663,7 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
     // L3 or memory again. With 2 or 4 passes (AVX-512 at 64 and 128) parts measured slower.
     constexpr int kVectors = C > 0 ? C : 1;  // a head's vectors (C = 0: chunks, the last partial)
     constexpr std::int64_t kPartKeys = 256;
-    constexpr std::size_t kElement = kGridElement<T>;
-    // Where in a row value i lies, rounded down or up to its Q8_0 block (scales included).
-    const auto row_at = [&](std::int64_t i, bool up) {
-        i = i < hd ? i : hd;
-        return T == 2 ? static_cast<std::size_t>((i + (up ? 31 : 0)) / 32) * kQ8Block : static_cast<std::size_t>(i) * kElement;
-    };
-    const std::size_t head_part = row_at(hd, true);
+    const std::int64_t w = slab_values(hd), n_slabs = hd / w;
     for_groups([&](std::int64_t r, std::int64_t qi, auto nq_c) {
         constexpr int NQ = decltype(nq_c)::value;
         constexpr int CC = C == 0 ? 0 : kVectors < kRegs / NQ ? kVectors : static_cast<int>(kRegs / NQ);
@@ -670,10 +676,11 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
             const std::int64_t k1 = t_hi - k0 < part_keys ? t_hi : k0 + part_keys;
             for (; ri < n_runs && t0 + runs[ri].n <= k0; ++ri) t0 += runs[ri].n;
             for (std::int64_t i0 = 0; i0 < hd; i0 += kStep) {
-                const ValuePart part = in_parts ? ValuePart{k0 == t_lo, k1 == t_hi, i0 == 0, 0, head_part, ri, t0}
-                                                : ValuePart{true, true, true, row_at(i0, false), row_at(i0 + kStep, true), 0, 0};
-                value_span<A, T, NQ, CC>(scratch + qi * n_keys, n_keys, runs, n_runs, row_bytes, k0, k1, i0,
-                                         hd - i0, hd, inv_sum + qi, out_of(qi), part);
+                const std::int64_t i1 = hd - i0 < kStep ? hd : i0 + kStep;
+                const ValuePart part = in_parts ? ValuePart{k0 == t_lo, k1 == t_hi, i0 == 0, 0, n_slabs, ri, t0}
+                                                : ValuePart{true, true, true, i0 / w, (i1 - 1) / w + 1, 0, 0};
+                value_span<A, T, NQ, CC>(scratch + qi * n_keys, n_keys, runs, n_runs, k0, k1, i0, hd - i0, hd,
+                                         inv_sum + qi, out_of(qi), part);
             }
         }
     });
@@ -681,15 +688,15 @@ inline void attend_kv_heads(const AttendQueries& qs, std::int64_t hd, const KvRu
 
 template <class A, int T>
 inline void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                      std::size_t row_bytes, float scale, float softcap, float* scratch) {
+                      float scale, float softcap, float* scratch) {
     constexpr std::int64_t L = kLanes<A>;
     switch (hd % L == 0 ? hd / L : 0) {
-        case 1: return attend_kv_heads<A, T, 1>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
-        case 2: return attend_kv_heads<A, T, 2>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
-        case 4: return attend_kv_heads<A, T, 4>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
-        case 8: return attend_kv_heads<A, T, 8>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
-        case 16: return attend_kv_heads<A, T, 16>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
-        default: return attend_kv_heads<A, T, 0>(qs, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+        case 1: return attend_kv_heads<A, T, 1>(qs, hd, runs, n_runs, scale, softcap, scratch);
+        case 2: return attend_kv_heads<A, T, 2>(qs, hd, runs, n_runs, scale, softcap, scratch);
+        case 4: return attend_kv_heads<A, T, 4>(qs, hd, runs, n_runs, scale, softcap, scratch);
+        case 8: return attend_kv_heads<A, T, 8>(qs, hd, runs, n_runs, scale, softcap, scratch);
+        case 16: return attend_kv_heads<A, T, 16>(qs, hd, runs, n_runs, scale, softcap, scratch);
+        default: return attend_kv_heads<A, T, 0>(qs, hd, runs, n_runs, scale, softcap, scratch);
     }
 }
 
@@ -718,14 +725,14 @@ inline void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* run
         ::ember::kernels::rope<Arch>(x, n_heads, head_dim, n_rot, cs, neox);                        \
     }                                                                                               \
     void attend_f32(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                    std::size_t row_bytes, float scale, float softcap, float* scratch) {            \
-        ::ember::kernels::attend_kv<Arch, 0>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch); \
+                    float scale, float softcap, float* scratch) {                                  \
+        ::ember::kernels::attend_kv<Arch, 0>(queries, hd, runs, n_runs, scale, softcap, scratch);            \
     }                                                                                               \
     void attend_f16(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                    std::size_t row_bytes, float scale, float softcap, float* scratch) {            \
-        ::ember::kernels::attend_kv<Arch, 1>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch); \
+                    float scale, float softcap, float* scratch) {                                  \
+        ::ember::kernels::attend_kv<Arch, 1>(queries, hd, runs, n_runs, scale, softcap, scratch);            \
     }                                                                                               \
     void attend_q8_0(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                     std::size_t row_bytes, float scale, float softcap, float* scratch) {           \
-        ::ember::kernels::attend_kv<Arch, 2>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch); \
+                     float scale, float softcap, float* scratch) {                                 \
+        ::ember::kernels::attend_kv<Arch, 2>(queries, hd, runs, n_runs, scale, softcap, scratch);            \
     }

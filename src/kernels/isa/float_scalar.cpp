@@ -93,17 +93,19 @@ void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_
 
 namespace {
 
-// Value i of one head's row: F32, F16, or Q8_0 (d * q, blocks of 32).
+// Value i of position u of a run (its value slabs: [slab][position][value]; F32, F16, or Q8_0:
+// d * q, a block a slab).
 template <int T>
-float kv_value(const std::uint8_t* row, std::int64_t i) {
+float kv_value(const KvRun& run, std::int64_t u, std::int64_t i, std::int64_t hd) {
+    const std::int64_t w = slab_values(hd);
+    const std::uint8_t* slab = run.v + slab_at(i / w, run.first + u, run.block, slab_bytes<T>(hd));
     if constexpr (T == 0) {
-        return load_at<float>(row, i);
+        return load_at<float>(slab, i % w);
     } else if constexpr (T == 1) {
-        return fp16_to_fp32(load_at<std::uint16_t>(row, i));
+        return fp16_to_fp32(load_at<std::uint16_t>(slab, i % w));
     } else {
-        const std::uint8_t* blk = row + (i / 32) * 34;
-        const auto q = static_cast<std::int8_t>(blk[2 + i % 32]);
-        return static_cast<float>(q) * fp16_to_fp32(load_at<std::uint16_t>(blk, 0));
+        const auto q = static_cast<std::int8_t>(slab[2 + i % 32]);
+        return static_cast<float>(q) * fp16_to_fp32(load_at<std::uint16_t>(slab, 0));
     }
 }
 
@@ -111,13 +113,13 @@ float kv_value(const std::uint8_t* row, std::int64_t i) {
 template <int T>
 float kv_key(const KvRun& run, std::int64_t u, std::int64_t i, std::int64_t hd) {
     constexpr std::size_t kElement = kGridElement<T>;
-    const std::uint8_t* at = run.k + grid_at(i, run.k_first + u, run.k_block, kElement);
+    const std::uint8_t* at = run.k + grid_at(i, run.first + u, run.block, kElement);
     if constexpr (T == 0) {
         return load_at<float>(at, 0);
     } else if constexpr (T == 1) {
         return fp16_to_fp32(load_at<std::uint16_t>(at, 0));
     } else {
-        const float d = fp16_to_fp32(load_at<std::uint16_t>(run.k + grid_scale_at(hd, i, run.k_first + u, run.k_block), 0));
+        const float d = fp16_to_fp32(load_at<std::uint16_t>(run.k + grid_scale_at(hd, i, run.first + u, run.block), 0));
         return static_cast<float>(static_cast<std::int8_t>(*at)) * d;
     }
 }
@@ -125,7 +127,7 @@ float kv_key(const KvRun& run, std::int64_t u, std::int64_t i, std::int64_t hd) 
 /// One row's n_q heads against the n_pos keys from key `start`.
 template <int T>
 void attend_row_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                   std::size_t row_bytes, std::int64_t start, std::int64_t n_pos, float scale, float softcap,
+                   std::int64_t start, std::int64_t n_pos, float scale, float softcap,
                    float* out, float* scores) {
     const float inv_cap = softcap > 0.0f ? 1.0f / softcap : 0.0f;
     for (std::int64_t j = 0; j < n_q; ++j) {
@@ -154,8 +156,7 @@ void attend_row_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRu
         for (std::int64_t r = 0; r < n_runs; ++r) {
             for (std::int64_t u = 0; u < runs[r].n && t < n_pos; ++u, ++t) {
                 if (t < 0) continue;
-                const std::uint8_t* vt = runs[r].v + static_cast<std::size_t>(u) * row_bytes;
-                for (std::int64_t i = 0; i < hd; ++i) o[i] += s[t] * kv_value<T>(vt, i);
+                for (std::int64_t i = 0; i < hd; ++i) o[i] += s[t] * kv_value<T>(runs[r], u, i, hd);
             }
         }
         const float inv = 1.0f / sum;
@@ -164,10 +165,10 @@ void attend_row_kv(const float* q, std::int64_t n_q, std::int64_t hd, const KvRu
 }
 
 template <int T>
-void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, std::size_t row_bytes,
-               float scale, float softcap, float* scratch) {
+void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, float scale,
+               float softcap, float* scratch) {
     for (std::int64_t r = 0; r < qs.n_rows; ++r) {
-        attend_row_kv<T>(qs.q + r * qs.stride, qs.n_q, hd, runs, n_runs, row_bytes, qs.start ? qs.start[r] : 0,
+        attend_row_kv<T>(qs.q + r * qs.stride, qs.n_q, hd, runs, n_runs, qs.start ? qs.start[r] : 0,
                          qs.n_pos[r], scale, softcap, qs.out + r * qs.stride, scratch);
     }
 }
@@ -175,16 +176,16 @@ void attend_kv(const AttendQueries& qs, std::int64_t hd, const KvRun* runs, std:
 }  // namespace
 
 void attend_f32(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                std::size_t row_bytes, float scale, float softcap, float* scratch) {
-    attend_kv<0>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+                float scale, float softcap, float* scratch) {
+    attend_kv<0>(queries, hd, runs, n_runs, scale, softcap, scratch);
 }
 void attend_f16(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                std::size_t row_bytes, float scale, float softcap, float* scratch) {
-    attend_kv<1>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+                float scale, float softcap, float* scratch) {
+    attend_kv<1>(queries, hd, runs, n_runs, scale, softcap, scratch);
 }
 void attend_q8_0(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs,
-                 std::size_t row_bytes, float scale, float softcap, float* scratch) {
-    attend_kv<2>(queries, hd, runs, n_runs, row_bytes, scale, softcap, scratch);
+                 float scale, float softcap, float* scratch) {
+    attend_kv<2>(queries, hd, runs, n_runs, scale, softcap, scratch);
 }
 
 }  // namespace ember::kernels::scalar

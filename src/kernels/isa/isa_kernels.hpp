@@ -45,11 +45,11 @@
     void rope(float* x, std::int64_t n_heads, std::int64_t head_dim, std::int64_t n_rot,        \
               const float* cs, bool neox);                                                      \
     void attend_f32(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                    std::size_t row_bytes, float scale, float softcap, float* scratch);              \
+                    float scale, float softcap, float* scratch);                            \
     void attend_f16(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                    std::size_t row_bytes, float scale, float softcap, float* scratch);              \
+                    float scale, float softcap, float* scratch);                            \
     void attend_q8_0(const AttendQueries& queries, std::int64_t hd, const KvRun* runs, std::int64_t n_runs, \
-                     std::size_t row_bytes, float scale, float softcap, float* scratch);
+                     float scale, float softcap, float* scratch);
 // Register-tiled float GEMM (kernels/isa/float_gemm-inl.hpp).
 #define EMBER_DECLARE_FLOAT_TILES                                                                \
     EMBER_DECLARE_TILE(tile_f32)                                                                \

@@ -33,55 +33,49 @@ ember::model::RopeParams rope_params(std::int64_t n_rot) {
 
 bool close(double got, double want) { return std::fabs(got - want) <= kUlps * std::fabs(want) + 1e-30; }
 
-// Keys and values of n_pos positions stored as `type` as a paged cache stores them, in rows (and
-// key grids, model/kv_type.hpp) of two heads, the second one attended (so the head offset
+// Keys and values of n_pos positions stored as `type` as a paged cache stores them (key grids and
+// value slabs, model/kv_type.hpp) for two heads, the second one attended (so the head offset
 // matters), split into runs of `run` positions on pages of run + 1 positions that lie apart in
 // memory (a spare position ends each page), as a paged cache hands them to attention.
 struct KvRows {
-    std::size_t row_bytes = 0, head_bytes = 0;
+    std::size_t head_bytes = 0;
     std::int64_t hd = 0, n_pos = 0, block = 0;
     std::vector<std::uint8_t> k, v;
     std::vector<ember::kernels::KvRun> runs;
 
     KvRows(ember::KvType t, std::int64_t head_dim, std::int64_t n, std::int64_t run)
         : hd(head_dim), n_pos(n), block(run + 1), type(t) {
-        row_bytes = ember::model::kv_row_bytes(t, 2 * hd, hd);
-        head_bytes = row_bytes / 2;
+        head_bytes = ember::model::kv_row_bytes(t, hd, hd);
         const auto kf = random_floats(static_cast<std::size_t>(n * 2 * hd), 11, 1.0f);
         const auto vf = random_floats(static_cast<std::size_t>(n * 2 * hd), 12, 1.0f);
         const std::int64_t pages = (n + run - 1) / run;
-        const std::size_t page_bytes = static_cast<std::size_t>(block) * row_bytes;
+        const std::size_t head_page = static_cast<std::size_t>(block) * head_bytes, page_bytes = 2 * head_page;
         k.assign(static_cast<std::size_t>(pages) * page_bytes, 0);
         v = k;
         for (std::int64_t p = 0; p < n; ++p) {
             const std::int64_t pg = p / run, u = p % run + (pg % 2);  // odd pages start a position in
             const std::size_t base = static_cast<std::size_t>(pg) * page_bytes;
-            if (p % run == 0) {
-                runs.push_back({&k[base + static_cast<std::size_t>(block) * head_bytes],
-                                &v[base + static_cast<std::size_t>(u) * row_bytes + head_bytes], 0, u, block});
-            }
+            if (p % run == 0) runs.push_back({&k[base + head_page], &v[base + head_page], 0, u, block});
             for (std::int64_t h = 0; h < 2; ++h) {
-                ember::model::kv_store_key(t, &kf[static_cast<std::size_t>((p * 2 + h) * hd)],
-                                           &k[base + static_cast<std::size_t>(h * block) * head_bytes], block, u, hd);
+                const std::size_t at = base + static_cast<std::size_t>(h) * head_page;
+                ember::model::kv_store_key(t, &kf[static_cast<std::size_t>((p * 2 + h) * hd)], &k[at], block, u, hd);
+                ember::model::kv_store_value(t, &vf[static_cast<std::size_t>((p * 2 + h) * hd)], &v[at], block, u, hd);
             }
-            ember::model::kv_store_row(t, &vf[static_cast<std::size_t>(p * 2 * hd)], &v[base + static_cast<std::size_t>(u) * row_bytes], 2 * hd);
             runs.back().n += 1;
         }
     }
     std::int64_t n_runs() const { return static_cast<std::int64_t>(runs.size()); }
     /// The attended head's values as stored (rounded to the type), [n_pos][hd].
     std::vector<float> stored(bool keys) const {
-        std::vector<float> out, row(static_cast<std::size_t>(2 * hd));
+        std::vector<float> out, row(static_cast<std::size_t>(hd));
         for (const auto& r : runs) {
             for (std::int64_t u = 0; u < r.n; ++u) {
                 if (keys) {
-                    ember::model::kv_load_key(type, r.k, block, r.k_first + u, hd, row.data());
-                    out.insert(out.end(), row.begin(), row.begin() + hd);
+                    ember::model::kv_load_key(type, r.k, block, r.first + u, hd, row.data());
                 } else {
-                    const std::uint8_t* head = r.v + static_cast<std::size_t>(u) * row_bytes;
-                    ember::model::kv_load_row(type, head - head_bytes, row.data(), 2 * hd);
-                    out.insert(out.end(), row.begin() + hd, row.end());
+                    ember::model::kv_load_value(type, r.v, block, r.first + u, hd, row.data());
                 }
+                out.insert(out.end(), row.begin(), row.end());
             }
         }
         return out;
@@ -212,9 +206,9 @@ TEST_CASE("attention of every ISA and KV type matches the scalar twin, over page
                             const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
                             std::vector<float> o1(static_cast<std::size_t>(n_q * hd)), o2 = o1;
                             std::vector<float> s1(static_cast<std::size_t>(attend_scratch_floats(n_q, n_pos, hd))), s2 = s1;
-                            attend_row(attend, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, scale, softcap,
+                            attend_row(attend, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), n_pos, scale, softcap,
                                    o1.data(), s1.data());
-                            attend_row(ref, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, scale, softcap,
+                            attend_row(ref, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), n_pos, scale, softcap,
                                 o2.data(), s2.data());
                             // Each output is a convex combination of V values (|v| <= ~5): float dots
                             // in another order and exp within a few ulps move it by ~1e-6 at most.
@@ -242,7 +236,7 @@ TEST_CASE("attention gives the same bits however the positions are split into pa
                 for (const std::int64_t run : {n_pos, std::int64_t{16}, std::int64_t{7}, std::int64_t{1}}) {
                     const KvRows kv(type, hd, n_pos, run);
                     std::vector<float> out(static_cast<std::size_t>(n_q * hd)), scores(static_cast<std::size_t>(attend_scratch_floats(n_q, n_pos, hd)));
-                    attend_row(attend, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.125f, 0.0f, out.data(),
+                    attend_row(attend, q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), n_pos, 0.125f, 0.0f, out.data(),
                            scores.data());
                     if (want.empty()) want = out;
                     REQUIRE(out == want);
@@ -253,12 +247,12 @@ TEST_CASE("attention gives the same bits however the positions are split into pa
 }
 
 /// The runs from key `skip` on.
-std::vector<KvRun> runs_from(const std::vector<KvRun>& runs, std::int64_t skip, std::size_t row_bytes) {
+std::vector<KvRun> runs_from(const std::vector<KvRun>& runs, std::int64_t skip) {
     std::vector<KvRun> out;
     for (const KvRun& r : runs) {
         const std::int64_t drop = std::min(skip, r.n);
         skip -= drop;
-        if (drop < r.n) out.push_back({r.k, r.v + drop * row_bytes, r.n - drop, r.k_first + drop, r.k_block});
+        if (drop < r.n) out.push_back({r.k, r.v, r.n - drop, r.first + drop, r.block});
     }
     return out;
 }
@@ -284,28 +278,28 @@ TEST_CASE("a row attended in a block gets the bits it gets alone", "[float_ops][
                 std::vector<float> block(static_cast<std::size_t>(n_rows * stride), -7.0f), alone = block;
                 std::vector<float> scratch(static_cast<std::size_t>(attend_scratch_floats(n_rows * n_q, n_keys, hd)));
                 const AttendQueries queries{q.data(), block.data(), n_rows, n_q, stride, n_pos.data(), start.data()};
-                attend(queries, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, 0.125f, 0.0f, scratch.data());
+                attend(queries, hd, kv.runs.data(), kv.n_runs(), 0.125f, 0.0f, scratch.data());
                 for (std::int64_t r = 0; r < n_rows; ++r) {
                     const std::size_t ri = static_cast<std::size_t>(r);
                     REQUIRE(start[ri] + n_pos[ri] <= n_keys);
-                    const std::vector<KvRun> own = runs_from(kv.runs, start[ri], kv.row_bytes);
+                    const std::vector<KvRun> own = runs_from(kv.runs, start[ri]);
                     attend_row(attend, q.data() + r * stride, n_q, hd, own.data(), static_cast<std::int64_t>(own.size()),
-                               kv.row_bytes, n_pos[ri], 0.125f, 0.0f, alone.data() + r * stride, scratch.data());
+                               n_pos[ri], 0.125f, 0.0f, alone.data() + r * stride, scratch.data());
                 }
                 REQUIRE(block == alone);  // the gaps between rows' heads are left alone too
                 for (std::int64_t r = 0; r < n_rows; ++r) {  // and one head at a time
                     const std::size_t ri = static_cast<std::size_t>(r);
-                    const std::vector<KvRun> own = runs_from(kv.runs, start[ri], kv.row_bytes);
+                    const std::vector<KvRun> own = runs_from(kv.runs, start[ri]);
                     for (std::int64_t j = 0; j < n_q; ++j) {
                         attend_row(attend, q.data() + r * stride + j * hd, 1, hd, own.data(),
-                                   static_cast<std::int64_t>(own.size()), kv.row_bytes, n_pos[ri], 0.125f, 0.0f,
+                                   static_cast<std::int64_t>(own.size()), n_pos[ri], 0.125f, 0.0f,
                                    alone.data() + r * stride + j * hd, scratch.data());
                     }
                 }
                 REQUIRE(block == alone);
                 std::vector<float> ref(block.size(), -7.0f);
                 float_kernels(Isa::scalar).attend(type)({q.data(), ref.data(), n_rows, n_q, stride, n_pos.data(), start.data()},
-                                                        hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, 0.125f, 0.0f,
+                                                        hd, kv.runs.data(), kv.n_runs(), 0.125f, 0.0f,
                                                         scratch.data());
                 for (std::size_t i = 0; i < ref.size(); ++i) REQUIRE(std::fabs(block[i] - ref[i]) <= 2e-6);
             }
@@ -321,7 +315,7 @@ TEST_CASE("scalar attention equals softmax attention in double precision", "[flo
         const KvRows kv(type, hd, n_pos, 4);
         const auto k = kv.stored(true), v = kv.stored(false);  // the values as the cache holds them
         std::vector<float> out(n_q * hd), scores(attend_scratch_floats(n_q, n_pos, hd));
-        attend_row(float_kernels(Isa::scalar).attend(type), q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), kv.row_bytes, n_pos, 0.25f,
+        attend_row(float_kernels(Isa::scalar).attend(type), q.data(), n_q, hd, kv.runs.data(), kv.n_runs(), n_pos, 0.25f,
                                                 0.0f, out.data(), scores.data());
         for (std::int64_t j = 0; j < n_q; ++j) {
             std::vector<double> p(n_pos);

@@ -70,17 +70,19 @@ TEST_CASE("attention with soft-capped scores equals its formula", "[kernels][sof
     }
     for (const float cap : {50.0f, 2.0f}) {
         const float scale = 0.35f;
-        // One run of F32 value rows `stride` floats apart and its keys as a grid [dim][position]
+        // One run of F32 keys as a grid [dim][position] and values as rows (one slab: hd < 32)
         // (the scalar kernel: the one the decoder takes for soft-capped models on every ISA).
-        std::vector<float> grid(static_cast<std::size_t>(hd * n_pos));
+        std::vector<float> grid(static_cast<std::size_t>(hd * n_pos)), rows(grid.size());
         for (std::int64_t t = 0; t < n_pos; ++t) {
-            for (std::int64_t i = 0; i < hd; ++i) grid[static_cast<std::size_t>(i * n_pos + t)] = k[static_cast<std::size_t>(t * stride + i)];
+            for (std::int64_t i = 0; i < hd; ++i) {
+                grid[static_cast<std::size_t>(i * n_pos + t)] = k[static_cast<std::size_t>(t * stride + i)];
+                rows[static_cast<std::size_t>(t * hd + i)] = v[static_cast<std::size_t>(t * stride + i)];
+            }
         }
         const ember::kernels::KvRun run{reinterpret_cast<const std::uint8_t*>(grid.data()),
-                                        reinterpret_cast<const std::uint8_t*>(v.data()), n_pos, 0, n_pos};
+                                        reinterpret_cast<const std::uint8_t*>(rows.data()), n_pos, 0, n_pos};
         ember::kernels::attend_row(ember::kernels::float_kernels(ember::kernels::Isa::scalar).attend(ember::KvType::f32),
-                                   q.data(), n_q, hd, &run, 1, stride * sizeof(float), n_pos, scale, cap, out.data(),
-                                   scores.data());
+                                   q.data(), n_q, hd, &run, 1, n_pos, scale, cap, out.data(), scores.data());
         for (std::int64_t j = 0; j < n_q; ++j) {
             std::vector<double> s(static_cast<std::size_t>(n_pos));
             double max = -1e300, sum = 0;

@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "kernels/kv_grid.hpp"
 #include "model/config.hpp"
 #include "model/kv_cache.hpp"
 
@@ -67,11 +68,12 @@ void check_reads(const KvCache& cache, const Model& m, std::int64_t first, std::
                 const std::int64_t hd = pool.config().head_dim;
                 for (std::int64_t r = 0; r < n; ++r, ++pos) {
                     const int id = m.ids[static_cast<std::size_t>(pos)];
-                    for (std::int64_t j = 0; j < kRow; ++j) {  // each head's keys a grid [dim][position], values rows
+                    // Each head's keys a grid [dim][position], values slabs [dim / w][position][dim % w].
+                    const std::int64_t w = ember::kernels::slab_values(hd);
+                    for (std::int64_t j = 0; j < kRow; ++j) {
                         float kx, vx;
                         std::memcpy(&kx, pool.k_grid(page, j / hd) + ((j % hd) * cache.block() + row + r) * 4, 4);
-                        std::memcpy(&vx, pool.v(page, row + r, j / hd) + (j % hd) * 4, 4);
-                        REQUIRE(pool.v(page, row + r, j / hd) == pool.v(page, 0, j / hd) + (row + r) * pool.head_bytes());
+                        std::memcpy(&vx, pool.v_slabs(page, j / hd) + (((j % hd) / w * cache.block() + row + r) * w + j % w) * 4, 4);
                         REQUIRE(kx == m.value(il, id, j, true));
                         REQUIRE(vx == m.value(il, id, j, false));
                     }
