@@ -7,8 +7,10 @@
 // memory only where 22 layers exceed the last-level cache, else from L3), each layer after 32 MB
 // of other reads ("evicted": as in the decoder, where a layer's weights stream through the caches
 // between its attention and the last; only the attention is timed), and re-reading one layer
-// (cache-resident: the kernel's own rate). Passes interleave; medians.
-//   bench_attention [threads=2] [reps=5] [depth=4096] [head_dim=64]
+// (cache-resident: the kernel's own rate). Passes interleave; medians. rows > 1: a prefill step's
+// block of that many rows (the last positions, each reading the keys up to its own), timed as one
+// step ("us/token" is then per step).
+//   bench_attention [threads=2] [reps=5] [depth=4096] [head_dim=64] [rows=1]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -87,12 +89,14 @@ std::uint64_t read_through(const std::uint8_t* buf, std::size_t at, std::size_t 
 enum class Pass { memory, evicted, cache };
 
 // Seconds for one token: every layer (or layer 0 kLayers times) and key/value head.
-double token_seconds(const Cache& c, std::int64_t depth, Pass pass, int n_threads, const float* q, float* out,
+double token_seconds(const Cache& c, std::int64_t depth, std::int64_t rows, Pass pass, int n_threads, const float* q, float* out,
                      std::vector<float>& scratch, std::vector<kernels::KvRun>& runs, const std::uint8_t* evict,
                      std::size_t evict_bytes, std::uint64_t& sink) {
     const kernels::AttendFn fn = kernels::float_kernels().attend(c.type);
     const std::int64_t n_pages = c.pages_per_layer;
-    const std::int64_t per_worker = kernels::attend_scratch_floats(kHeads / kKvHeads, depth, c.hd);
+    const std::int64_t per_worker = kernels::attend_scratch_floats(rows * kHeads / kKvHeads, depth, c.hd);
+    std::vector<std::int64_t> n_pos(static_cast<std::size_t>(rows));
+    for (std::int64_t r = 0; r < rows; ++r) n_pos[static_cast<std::size_t>(r)] = depth - rows + 1 + r;
     double seconds = 0;
     for (std::int64_t l = 0; l < kLayers; ++l) {
         if (pass == Pass::evicted) {
@@ -110,7 +114,7 @@ double token_seconds(const Cache& c, std::int64_t depth, Pass pass, int n_thread
                             c.v.get() + page + static_cast<std::size_t>(h * kBlock) * c.head_bytes, kBlock, 0, kBlock};
                 }
                 const std::int64_t group = kHeads / kKvHeads;
-                const kernels::AttendQueries qs{q + h * group * c.hd, out + h * group * c.hd, 1, group, kHeads * c.hd, &depth};
+                const kernels::AttendQueries qs{q + h * group * c.hd, out + h * group * c.hd, rows, group, kHeads * c.hd, n_pos.data()};
                 fn(qs, c.hd, r, n_pages, 0.125f, 0.0f, &scratch[static_cast<std::size_t>(worker * per_worker)]);
             }
         });
@@ -126,26 +130,28 @@ int main(int argc, char** argv) {
     const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
     const std::int64_t depth = argc > 3 ? std::atoll(argv[3]) : 4096;
     const std::int64_t hd = argc > 4 ? std::atoll(argv[4]) : 64;  // TinyLlama's head dim by default
+    const std::int64_t rows = argc > 5 ? std::atoll(argv[5]) : 1;
     if (hd < 32 || hd > 256 || hd % 32 != 0) {
         std::fprintf(stderr, "head dim %lld: must be a multiple of 32 in [32, 256]\n", static_cast<long long>(hd));
         return 1;
     }
-    if (n_threads < 1 || reps < 1 || depth < kBlock || depth % kBlock != 0) {
-        std::fprintf(stderr, "usage: bench_attention [threads>=1] [reps>=1] [depth: a multiple of 16] [head_dim]\n");
+    if (n_threads < 1 || reps < 1 || depth < kBlock || depth % kBlock != 0 || rows < 1 || rows > 64 || rows > depth) {
+        std::fprintf(stderr, "usage: bench_attention [threads>=1] [reps>=1] [depth: a multiple of 16] [head_dim] [rows: 1-64]\n");
         return 2;
     }
-    std::printf("ISA %.*s, %d threads, depth %lld, %lld layers x %lld kv heads (%lld query heads) of %lld\n",
+    std::printf("ISA %.*s, %d threads, depth %lld, %lld layers x %lld kv heads (%lld query heads) of %lld, %lld row(s) a step\n",
                 static_cast<int>(kernels::isa_name().size()), kernels::isa_name().data(), n_threads,
                 static_cast<long long>(depth), static_cast<long long>(kLayers), static_cast<long long>(kKvHeads),
-                static_cast<long long>(kHeads), static_cast<long long>(hd));
+                static_cast<long long>(kHeads), static_cast<long long>(hd), static_cast<long long>(rows));
     std::printf("%-5s %-7s %10s %9s %8s %9s\n", "type", "from", "us/token", "GB/s", "of read", "GFLOP/s");
-    std::vector<float> q(kHeads * hd), out(kHeads * hd);
+    std::vector<float> q(static_cast<std::size_t>(rows * kHeads * hd)), out(q.size());
     std::mt19937 rng(3);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (float& x : q) x = dist(rng);
-    std::vector<float> scratch(static_cast<std::size_t>(n_threads * kernels::attend_scratch_floats(kHeads / kKvHeads, depth, hd)));
+    std::vector<float> scratch(static_cast<std::size_t>(n_threads * kernels::attend_scratch_floats(rows * kHeads / kKvHeads, depth, hd)));
     std::vector<kernels::KvRun> runs(static_cast<std::size_t>(n_threads * (depth / kBlock)));
-    const double flops = 4.0 * hd * kHeads * static_cast<double>(depth) * kLayers;
+    double flops = 0;
+    for (std::int64_t r = 0; r < rows; ++r) flops += 4.0 * hd * kHeads * static_cast<double>(depth - rows + 1 + r) * kLayers;
     const std::size_t evict_bytes = beyond_cache_bytes(std::size_t{128} << 20);
     const auto evict = allocate_zeroed_pages(evict_bytes, "bench eviction buffer");
     std::memset(evict.get(), 1, evict_bytes);
@@ -160,7 +166,7 @@ int main(int argc, char** argv) {
         std::vector<double> secs[3];
         for (int r = 0; r < reps; ++r) {
             for (int p = 0; p < 3; ++p) {
-                secs[p].push_back(token_seconds(c, depth, kPasses[p], n_threads, q.data(), out.data(), scratch, runs,
+                secs[p].push_back(token_seconds(c, depth, rows, kPasses[p], n_threads, q.data(), out.data(), scratch, runs,
                                                 evict.get(), evict_bytes, sink));
             }
         }
