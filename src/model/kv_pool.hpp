@@ -3,8 +3,8 @@
 //
 // A page holds the keys and values of `block` consecutive positions of ONE layer in the pool's
 // KvType, both head by head: each head's keys as a grid [dim][position] (model/kv_type.hpp),
-// each head's values as slabs of 32 dims ([slab][position][dim], kernels/kv_grid.hpp), so that attention, which
-// reads one head at a time, streams each head's part of a page in one piece. The pool keeps
+// each head's values as slabs of 32 dims ([slab][position][dim], kernels/kv_grid.hpp), so that
+// attention, which reads one head at a time, streams each head's part of a page in one piece. The pool keeps
 // each head's parts of all pages together (a plane of keys and one of values per head, in page
 // order), so a sequence's pages of one head lie closer together than whole pages would. A sequence
 // (model/kv_cache.hpp) has, per layer, a table of pages: position p of layer l is row p % block

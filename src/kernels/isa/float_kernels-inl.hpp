@@ -532,7 +532,9 @@ template <class A, int T, int NQ, int CC>
     const std::int64_t w = slab_values(hd);
     const std::size_t sb = slab_bytes<T>(hd);
     // Where slab s of a run's position u0 lies.
-    const auto slab_span = [&](const KvRun& r, std::int64_t s, std::int64_t u0) { return r.v + slab_at(s, r.first + u0, r.block, sb); };
+    const auto slab_span = [&](const KvRun& r, std::int64_t s, std::int64_t u0) {
+        return r.v + slab_at(s, r.first + u0, r.block, sb);
+    };
     const auto prefetch_run = [&](const KvRun& r) {
         for (std::int64_t s = part.s0; s < part.s1; ++s) prefetch_lines(slab_span(r, s, 0), slab_span(r, s, r.n));
     };
