@@ -33,11 +33,15 @@ constexpr std::size_t grid_scale_at(std::int64_t hd, std::int64_t d, std::int64_
 /// Values a slab holds for a head of hd values.
 constexpr std::int64_t slab_values(std::int64_t hd) noexcept { return hd % 32 == 0 ? 32 : hd; }
 
-/// Bytes of one position's slab for the kernels' KV type codes (0 F32, 1 F16, 2 Q8_0: a block,
-/// its fp16 scale and 32 quants).
+/// Bytes of one position's slab for a KV type code (0 F32, 1 F16, 2 Q8_0: a block, its fp16
+/// scale and 32 quants); the codes are KvType's values.
+constexpr std::size_t slab_bytes(int type, std::int64_t hd) noexcept {
+    return type == 2 ? 34 : static_cast<std::size_t>(slab_values(hd)) * (type == 0 ? 4 : 2);
+}
+
 template <int T>
 constexpr std::size_t slab_bytes(std::int64_t hd) noexcept {
-    return T == 2 ? 34 : static_cast<std::size_t>(slab_values(hd)) * kGridElement<T>;
+    return slab_bytes(T, hd);
 }
 
 /// Byte offset of slab s of position u, slabs of `bytes` bytes a position.

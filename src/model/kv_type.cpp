@@ -139,13 +139,17 @@ void kv_copy_key(KvType type, const std::uint8_t* src, std::int64_t su, std::uin
 
 namespace {
 
+static_assert(static_cast<int>(KvType::f32) == 0 && static_cast<int>(KvType::f16) == 1 &&
+                  static_cast<int>(KvType::q8_0) == 2,
+              "kernels::slab_bytes takes KvType's values as its type codes");
+static_assert(kernels::slab_bytes(2, 64) == sizeof(kernels::BlockQ8_0));
+
 // fn(s, first value, values, slab bytes) for each value slab of a head of hd values (Q8_0: hd
 // is a multiple of 32, checked where the pool is made).
 template <class Fn>
 void for_each_slab(KvType type, std::int64_t hd, Fn&& fn) noexcept {
     const std::int64_t w = kernels::slab_values(hd);
-    const std::size_t bytes = type == KvType::q8_0 ? sizeof(kernels::BlockQ8_0)
-                                                   : static_cast<std::size_t>(w) * (type == KvType::f32 ? 4 : 2);
+    const std::size_t bytes = kernels::slab_bytes(static_cast<int>(type), hd);
     for (std::int64_t s = 0; s * w < hd; ++s) fn(s, s * w, w, bytes);
 }
 
