@@ -132,6 +132,14 @@ foreach(format md csv json parallel kv)
   set_tests_properties(bench_smoke_${format} PROPERTIES LABELS "tools;cli"
                        SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 endforeach()
+# scripts/bench_compare.sh's table, llama-bench's CSV read by column name (a stand-in llama-bench).
+add_test(NAME bench_compare_table
+         COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-bench> -DMODEL=${EMBER_TOOLS_STORIES}
+                 -DSCRIPT=${PROJECT_SOURCE_DIR}/scripts/bench_compare.sh
+                 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/bench_compare
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_bench_compare.cmake)
+set_tests_properties(bench_compare_table PROPERTIES LABELS "tools;cli"
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: shared data not found")
 # ember-tokenize: ids, listing and --parse-special on stories260K.
 add_test(NAME tokenize_stories
          COMMAND ${CMAKE_COMMAND} ${EMBER_SHARED_ARGS} -DTOOL=$<TARGET_FILE:ember-tokenize>
