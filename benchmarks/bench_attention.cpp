@@ -89,14 +89,14 @@ std::uint64_t read_through(const std::uint8_t* buf, std::size_t at, std::size_t 
 enum class Pass { memory, evicted, cache };
 
 // Seconds for one token: every layer (or layer 0 kLayers times) and key/value head.
-double token_seconds(const Cache& c, std::int64_t depth, std::int64_t rows, Pass pass, int n_threads, const float* q, float* out,
-                     std::vector<float>& scratch, std::vector<kernels::KvRun>& runs, const std::uint8_t* evict,
-                     std::size_t evict_bytes, std::uint64_t& sink) {
+// n_pos: the positions each of the step's rows reads.
+double token_seconds(const Cache& c, std::int64_t depth, const std::vector<std::int64_t>& n_pos, Pass pass, int n_threads,
+                     const float* q, float* out, std::vector<float>& scratch, std::vector<kernels::KvRun>& runs,
+                     const std::uint8_t* evict, std::size_t evict_bytes, std::uint64_t& sink) {
     const kernels::AttendFn fn = kernels::float_kernels().attend(c.type);
     const std::int64_t n_pages = c.pages_per_layer;
+    const auto rows = static_cast<std::int64_t>(n_pos.size());
     const std::int64_t per_worker = kernels::attend_scratch_floats(rows * kHeads / kKvHeads, depth, c.hd);
-    std::vector<std::int64_t> n_pos(static_cast<std::size_t>(rows));
-    for (std::int64_t r = 0; r < rows; ++r) n_pos[static_cast<std::size_t>(r)] = depth - rows + 1 + r;
     double seconds = 0;
     for (std::int64_t l = 0; l < kLayers; ++l) {
         if (pass == Pass::evicted) {
@@ -150,8 +150,12 @@ int main(int argc, char** argv) {
     for (float& x : q) x = dist(rng);
     std::vector<float> scratch(static_cast<std::size_t>(n_threads * kernels::attend_scratch_floats(rows * kHeads / kKvHeads, depth, hd)));
     std::vector<kernels::KvRun> runs(static_cast<std::size_t>(n_threads * (depth / kBlock)));
+    std::vector<std::int64_t> n_pos(static_cast<std::size_t>(rows));  // the last rows positions, each up to its own
     double flops = 0;
-    for (std::int64_t r = 0; r < rows; ++r) flops += 4.0 * hd * kHeads * static_cast<double>(depth - rows + 1 + r) * kLayers;
+    for (std::int64_t r = 0; r < rows; ++r) {
+        n_pos[static_cast<std::size_t>(r)] = depth - rows + 1 + r;
+        flops += 4.0 * hd * kHeads * static_cast<double>(n_pos[static_cast<std::size_t>(r)]) * kLayers;
+    }
     const std::size_t evict_bytes = beyond_cache_bytes(std::size_t{128} << 20);
     const auto evict = allocate_zeroed_pages(evict_bytes, "bench eviction buffer");
     std::memset(evict.get(), 1, evict_bytes);
@@ -166,7 +170,7 @@ int main(int argc, char** argv) {
         std::vector<double> secs[3];
         for (int r = 0; r < reps; ++r) {
             for (int p = 0; p < 3; ++p) {
-                secs[p].push_back(token_seconds(c, depth, rows, kPasses[p], n_threads, q.data(), out.data(), scratch, runs,
+                secs[p].push_back(token_seconds(c, depth, n_pos, kPasses[p], n_threads, q.data(), out.data(), scratch, runs,
                                                 evict.get(), evict_bytes, sink));
             }
         }

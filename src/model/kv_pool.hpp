@@ -4,13 +4,13 @@
 // A page holds the keys and values of `block` consecutive positions of ONE layer in the pool's
 // KvType, both head by head: each head's keys as a grid [dim][position] (model/kv_type.hpp),
 // each head's values as slabs of 32 dims ([slab][position][dim], kernels/kv_grid.hpp), so that
-// attention, which reads one head at a time, streams each head's part of a page in one piece. The pool keeps
-// each head's parts of all pages together (a plane of keys and one of values per head, in page
-// order), so a sequence's pages of one head lie closer together than whole pages would. A sequence
-// (model/kv_cache.hpp) has, per layer, a table of pages: position p of layer l is row p % block
-// of page table[l][p / block]. Pages are taken as sequences grow, counted by reference (a page
-// may be shared by sequences with a common prefix and by the prefix cache) and copied before a
-// write when shared (copy-on-write).
+// attention, which reads one head at a time, streams each head's part of a page in one piece.
+// The pool keeps each head's parts of all pages together (a plane of keys and one of values per
+// head, in page order), so a sequence's pages of one head lie closer together than whole pages
+// would. A sequence (model/kv_cache.hpp) has, per layer, a table of pages: position p of layer l
+// is row p % block of page table[l][p / block]. Pages are taken as sequences grow, counted by
+// reference (a page may be shared by sequences with a common prefix and by the prefix cache)
+// and copied before a write when shared (copy-on-write).
 //
 // The prefix cache is a tree of token blocks: a node holds up to `block` tokens (full blocks,
 // and the partial last block of a finished sequence) and one page per layer with their keys and
