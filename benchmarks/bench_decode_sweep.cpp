@@ -6,10 +6,15 @@
 // much the matrices being many and small (starts, ends, barriers).
 // The arena matters: on the reference VM, matrices mapped one by one (their tails and the small
 // k/v in 4 KiB pages) streamed at 5-10 GB/s on one thread against ~25 from one arena.
+// Two plain loads of the one matrix's bytes, no arithmetic, put the kernels against the way they
+// read: in the decode kernels' order (each thread half the groups, calls of the kernel's groups
+// read side by side and prefetched as GroupStreams does), and as the read test's fastest way
+// (two far-apart streams a thread).
 // Variants are interleaved within each repetition; medians are reported.
 //   bench_decode_sweep [type=Q4_0] [threads=2] [reps=7] [layers=22] [dim=2048] [ffn=5632] [kv=256]
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +26,10 @@
 #include "bench_support/membench.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/prefetch.hpp"
 #include "kernels/quants.hpp"
+#include "kernels/type_kernels.hpp"
+#include "runtime/parallel.hpp"
 #include "runtime/zeroed_memory.hpp"
 
 using namespace ember;
@@ -72,6 +80,59 @@ struct Layer {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 using ember::bench::median;
+
+// One 64-byte line, loaded with the widest registers the CPU has: x86-64 builds clone the two
+// loaders for AVX-512 and AVX2, as the read test's (load width moves what one core reads).
+using Line = std::uint64_t __attribute__((vector_size(64)));
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define WIDEST_LOADS __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WIDEST_LOADS
+#endif
+
+// Sums the lines of n_groups groups of group_bytes from w as the one-token kernels read them:
+// calls of g_call groups, their streams side by side a line at a time, each line prefetched
+// `ahead` bytes on in its stream and, past its group's end, at the same place in the next call's
+// groups (the kernels' hand-over, GroupStreams).
+WIDEST_LOADS std::uint64_t load_as_decode(const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+                                          int g_call, std::size_t ahead) {
+    Line sum = {};
+    const std::size_t lines = group_bytes / 64;
+    for (std::int64_t g0 = 0; g0 < n_groups; g0 += g_call) {
+        const int g_n = static_cast<int>(std::min<std::int64_t>(g_call, n_groups - g0));
+        const std::uint8_t* call = w + static_cast<std::size_t>(g0) * group_bytes;
+        for (std::size_t l = 0; l < lines; ++l) {
+            std::size_t at = l * 64 + ahead;
+            if (at >= group_bytes) at += static_cast<std::size_t>(g_call - 1) * group_bytes;  // the next call's
+            for (int g = 0; g < g_n; ++g) {
+                const std::uint8_t* p = call + static_cast<std::size_t>(g) * group_bytes;
+                prefetch_line(p + at);
+                Line line;
+                std::memcpy(&line, p + l * 64, sizeof line);
+                sum += line;
+            }
+        }
+    }
+    std::uint64_t total = 0;
+    for (int i = 0; i < 8; ++i) total += sum[i];
+    return total;
+}
+
+// Sums [p, p + n) as two streams, its halves, side by side (the read test's usual fastest way).
+WIDEST_LOADS std::uint64_t load_two_streams(const std::uint8_t* p, std::size_t n) {
+    const std::size_t half = n / 2 / 64 * 64;
+    Line a = {}, b = {};
+    for (std::size_t i = 0; i < half; i += 64) {
+        Line la, lb;
+        std::memcpy(&la, p + i, sizeof la);
+        std::memcpy(&lb, p + half + i, sizeof lb);
+        a += la;
+        b += lb;
+    }
+    std::uint64_t total = 0;
+    for (int i = 0; i < 8; ++i) total += a[i] + b[i];
+    return total;
+}
 
 }  // namespace
 
@@ -159,10 +220,32 @@ int main(int argc, char** argv) {
         matmul(big.w, x.data(), 1, ybig.data(), big_rows, scratch, threads);
         return now() - t0;
     };
+    // The one matrix's bytes loaded plainly, each thread a contiguous half (of whole groups).
+    const TypeKernels* tk = type_kernels(t, active_isa());
+    const int g_call = tk != nullptr ? tk->decode_groups : 2;
+    const std::size_t group_bytes = big.w.group_bytes();
+    const std::int64_t n_big_groups = group_bytes > 0 ? static_cast<std::int64_t>(big.w.bytes() / group_bytes) : 0;
+    // Each stream's lead as the x86 kernels' (isa/x86_common-inl.hpp: kCallAhead / G, at most
+    // kPrefetchAhead).
+    const std::size_t ahead = std::min<std::size_t>(4096, 8192 / static_cast<std::size_t>(g_call));
+    std::vector<std::uint64_t> sums(static_cast<std::size_t>(threads), 0);
+    const auto plain = [&](bool as_decode) {
+        const double t0 = now();
+        parallel_for(threads, threads, 1, [&](std::int64_t w0, std::int64_t w1, int worker) {
+            for (std::int64_t w = w0; w < w1; ++w) {
+                const std::int64_t g0 = n_big_groups * w / threads, g1 = n_big_groups * (w + 1) / threads;
+                const std::uint8_t* p = big.w.data() + static_cast<std::size_t>(g0) * group_bytes;
+                sums[static_cast<std::size_t>(worker)] +=
+                    as_decode ? load_as_decode(p, group_bytes, g1 - g0, g_call, ahead)
+                              : load_two_streams(p, static_cast<std::size_t>(g1 - g0) * group_bytes);
+            }
+        });
+        return now() - t0;
+    };
     sweep();  // warm
     one();
     std::fill(std::begin(kind_seconds), std::end(kind_seconds), 0.0);
-    std::vector<double> t_sweep, t_one, read, of_read_sweep, of_read_one, t_kind[4];
+    std::vector<double> t_sweep, t_one, t_pattern, t_two, read, of_read_sweep, of_read_one, t_kind[4];
     for (int r = 0; r < reps; ++r) {
         read.push_back(measure_read_bandwidth(total, threads, 1).bytes_per_second);
         // Not timed: the first pass after the read pass ran 10-15% slower than the ones after it
@@ -172,6 +255,10 @@ int main(int argc, char** argv) {
         t_sweep.push_back(sweep());
         for (int k = 0; k < 4; ++k) t_kind[k].push_back(kind_seconds[k]);
         t_one.push_back(one());
+        if (group_bytes > 0) {
+            t_pattern.push_back(plain(true));
+            t_two.push_back(plain(false));
+        }
         of_read_sweep.push_back(static_cast<double>(total) / t_sweep.back() / read.back());
         of_read_one.push_back(static_cast<double>(big.w.bytes()) / t_one.back() / read.back());
     }
@@ -184,6 +271,12 @@ int main(int argc, char** argv) {
                 static_cast<double>(total) / median(t_sweep) * gb, 100.0 * median(of_read_sweep));
     std::printf("  one matrix:  %7.3f ms  %6.1f GB/s  %3.0f%% of read\n", median(t_one) * 1e3,
                 static_cast<double>(big.w.bytes()) / median(t_one) * gb, 100.0 * median(of_read_one));
+    if (!t_pattern.empty()) {
+        const double bytes = static_cast<double>(static_cast<std::size_t>(n_big_groups) * group_bytes);
+        std::printf("  its bytes loaded plainly: as the decode kernels read (calls of %d groups, %zu B ahead) "
+                    "%.1f GB/s, in two streams a thread %.1f GB/s\n",
+                    g_call, ahead, bytes / median(t_pattern) * gb, bytes / median(t_two) * gb);
+    }
     const Layer& l0 = layers[0];
     const std::size_t kind_bytes[4] = {l0.q.w.bytes() + l0.k.w.bytes() + l0.v.w.bytes(), l0.o.w.bytes(),
                                        l0.gate.w.bytes() + l0.up.w.bytes(), l0.down.w.bytes()};
@@ -196,5 +289,9 @@ int main(int argc, char** argv) {
         std::printf(" %s %.1f GB/s%s", kind_names[k],
                     static_cast<double>(kind_bytes[k]) * n_layers / median(t_kind[k]) * gb, k < 3 ? "," : "\n");
     }
+    std::uint64_t all = 0;
+    for (std::uint64_t v : sums) all += v;
+    volatile std::uint64_t keep = all;  // the plain loads must happen
+    (void)keep;
     return 0;
 }
