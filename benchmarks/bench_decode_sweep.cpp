@@ -26,7 +26,6 @@
 #include "bench_support/membench.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
-#include "kernels/prefetch.hpp"
 #include "kernels/quants.hpp"
 #include "kernels/type_kernels.hpp"
 #include "runtime/parallel.hpp"
@@ -80,59 +79,6 @@ struct Layer {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 using ember::bench::median;
-
-// One 64-byte line, loaded with the widest registers the CPU has: x86-64 builds clone the two
-// loaders for AVX-512 and AVX2, as the read test's (load width moves what one core reads).
-using Line = std::uint64_t __attribute__((vector_size(64)));
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define WIDEST_LOADS __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define WIDEST_LOADS
-#endif
-
-// Sums the lines of n_groups groups of group_bytes from w as the one-token kernels read them:
-// calls of g_call groups, their streams side by side a line at a time, each line prefetched
-// `ahead` bytes on in its stream and, past its group's end, at the same place in the next call's
-// groups (the kernels' hand-over, GroupStreams).
-WIDEST_LOADS std::uint64_t load_as_decode(const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
-                                          int g_call, std::size_t ahead) {
-    Line sum = {};
-    const std::size_t lines = group_bytes / 64;
-    for (std::int64_t g0 = 0; g0 < n_groups; g0 += g_call) {
-        const int g_n = static_cast<int>(std::min<std::int64_t>(g_call, n_groups - g0));
-        const std::uint8_t* call = w + static_cast<std::size_t>(g0) * group_bytes;
-        for (std::size_t l = 0; l < lines; ++l) {
-            std::size_t at = l * 64 + ahead;
-            if (at >= group_bytes) at += static_cast<std::size_t>(g_call - 1) * group_bytes;  // the next call's
-            for (int g = 0; g < g_n; ++g) {
-                const std::uint8_t* p = call + static_cast<std::size_t>(g) * group_bytes;
-                prefetch_line(p + at);
-                Line line;
-                std::memcpy(&line, p + l * 64, sizeof line);
-                sum += line;
-            }
-        }
-    }
-    std::uint64_t total = 0;
-    for (int i = 0; i < 8; ++i) total += sum[i];
-    return total;
-}
-
-// Sums [p, p + n) as two streams, its halves, side by side (the read test's usual fastest way).
-WIDEST_LOADS std::uint64_t load_two_streams(const std::uint8_t* p, std::size_t n) {
-    const std::size_t half = n / 2 / 64 * 64;
-    Line a = {}, b = {};
-    for (std::size_t i = 0; i < half; i += 64) {
-        Line la, lb;
-        std::memcpy(&la, p + i, sizeof la);
-        std::memcpy(&lb, p + half + i, sizeof lb);
-        a += la;
-        b += lb;
-    }
-    std::uint64_t total = 0;
-    for (int i = 0; i < 8; ++i) total += a[i] + b[i];
-    return total;
-}
 
 }  // namespace
 
@@ -236,8 +182,8 @@ int main(int argc, char** argv) {
                 const std::int64_t g0 = n_big_groups * w / threads, g1 = n_big_groups * (w + 1) / threads;
                 const std::uint8_t* p = big.w.data() + static_cast<std::size_t>(g0) * group_bytes;
                 sums[static_cast<std::size_t>(worker)] +=
-                    as_decode ? load_as_decode(p, group_bytes, g1 - g0, g_call, ahead)
-                              : load_two_streams(p, static_cast<std::size_t>(g1 - g0) * group_bytes);
+                    as_decode ? read_as_decode(p, group_bytes, g1 - g0, g_call, ahead)
+                              : read_two_streams(p, static_cast<std::size_t>(g1 - g0) * group_bytes);
             }
         });
         return now() - t0;

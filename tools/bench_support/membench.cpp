@@ -74,6 +74,32 @@ constexpr ReadFn kReads[] = {read_one, read_two, read_one_prefetched, read_two_p
 
 }  // namespace
 
+std::uint64_t read_two_streams(const std::uint8_t* p, std::size_t n) { return read_two(p, n); }
+
+EMBER_WIDEST_LOADS std::uint64_t read_as_decode(const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups,
+                                                int g_call, std::size_t ahead) {
+    Line sum = {};
+    const std::size_t lines = group_bytes / 64;
+    for (std::int64_t g0 = 0; g0 < n_groups; g0 += g_call) {
+        const int g_n = static_cast<int>(std::min<std::int64_t>(g_call, n_groups - g0));
+        const std::uint8_t* call = w + static_cast<std::size_t>(g0) * group_bytes;
+        for (std::size_t l = 0; l < lines; ++l) {
+            std::size_t at = l * 64 + ahead;
+            if (at >= group_bytes) at += static_cast<std::size_t>(g_call - 1) * group_bytes;  // the next call's
+            for (int g = 0; g < g_n; ++g) {
+                const std::uint8_t* q = call + static_cast<std::size_t>(g) * group_bytes;
+                __builtin_prefetch(q + at);
+                Line line;
+                __builtin_memcpy(&line, q + l * 64, sizeof line);
+                sum += line;
+            }
+        }
+    }
+    std::uint64_t total = 0;
+    for (int w8 = 0; w8 < 8; ++w8) total += sum[w8];
+    return total;
+}
+
 BandwidthMeasure measure_read_bandwidth(std::size_t buffer_bytes, int n_threads, int passes) {
     n_threads = std::max(n_threads, 1);
     passes = std::max(passes, 1);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ember {
 
@@ -19,6 +20,17 @@ struct BandwidthMeasure {
 /// kernels read), with the widest loads the CPU has; a pass counts its fastest read. Throws ember::Error when the buffer cannot be
 /// allocated.
 BandwidthMeasure measure_read_bandwidth(std::size_t buffer_bytes, int n_threads, int passes = 5);
+
+/// Sums [p, p + n) as two streams, its halves side by side, with the widest loads the CPU has:
+/// the read test's two-stream pass (its fastest on the reference VM), one thread's share.
+std::uint64_t read_two_streams(const std::uint8_t* p, std::size_t n);
+
+/// Sums n_groups groups of group_bytes from w in the one-token decode kernels' order, with no
+/// arithmetic: calls of g_call groups whose streams go side by side a line at a time, each line
+/// prefetched `ahead` bytes on in its stream and, past its group's end, at the same place in the
+/// next call's groups (the kernels' hand-over, GroupStreams). Widest loads, as above.
+std::uint64_t read_as_decode(const std::uint8_t* w, std::size_t group_bytes, std::int64_t n_groups, int g_call,
+                             std::size_t ahead);
 
 /// The largest cache of this CPU in bytes (the last level, shared), from sysfs or sysconf; 0 when
 /// neither says.
